@@ -1,0 +1,141 @@
+"""`paperchat` command line: ingest, ask, serve. Errors become one clean line and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from rag.errors import PaperChatError
+from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent, build_pipeline
+from rag.retrieve import Filters
+from rag.settings import Settings, load_settings
+
+EXIT_OK, EXIT_SKIPPED, EXIT_ERROR = 0, 1, 2
+MAX_PROBLEMS_SHOWN = 20
+
+
+class Progress:
+    """A one-line progress bar on stderr with rate and ETA."""
+
+    def __init__(self, label: str, stream=sys.stderr):
+        self.label, self.stream, self.t0 = label, stream, time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        elapsed = max(time.monotonic() - self.t0, 1e-6)
+        rate = done / elapsed
+        eta = (total - done) / rate if rate > 0 else 0.0
+        width = 28
+        filled = int(width * done / max(total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} papers  {rate:.1f}/s  ETA {eta:.0f}s ")
+        if done >= total:
+            self.stream.write(f"\n")
+        self.stream.flush()
+
+
+def _print_load_report(report, stats, elapsed: float) -> None:
+    for problem in report.problems[:MAX_PROBLEMS_SHOWN]:
+        print(problem, file=sys.stderr)
+    if len(report.problems) > MAX_PROBLEMS_SHOWN:
+        print(f"... and {len(report.problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
+    print(f"{report.summary()}; {stats} in {elapsed:.1f} s")
+
+
+def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    report, stats = pipeline.ingest_files(args.paths, progress=Progress("ingest"))
+    _print_load_report(report, stats, time.monotonic() - t0)
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
+
+
+def _ensure_ingested(pipeline: Pipeline) -> None:
+    t0 = time.monotonic()
+    first = pipeline.ensure_ingested(progress=Progress("first start: ingesting the shipped corpus"))
+    if first:
+        _print_load_report(*first, time.monotonic() - t0)
+
+
+def _filters(args: argparse.Namespace) -> Filters:
+    return Filters(statuses=tuple(args.status or ()), primary_areas=tuple(args.area or ()))
+
+
+def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    _ensure_ingested(pipeline)
+    answer = None
+    for event in pipeline.stream(args.question, filters=_filters(args), k=args.k):
+        if isinstance(event, SourcesEvent) and not args.json:
+            titles = "; ".join(f"[{s.n}] {s.paper.title}" for s in event.sources)
+            print(f"Searching {len(event.sources)} papers: {titles}\n", file=sys.stderr)
+        elif isinstance(event, TokenEvent) and not args.json:
+            print(event.text, end="", flush=True)
+        elif isinstance(event, DoneEvent):
+            answer = event.answer
+    assert answer is not None
+    if args.json:
+        print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print("\n")
+    if answer.citations:
+        print("References")
+        for c in answer.citations:
+            print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
+    else:
+        print("No paper was cited.")
+    return EXIT_OK
+
+
+def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    from ui.app import launch
+
+    _ensure_ingested(pipeline)
+    print("Starting the model...", file=sys.stderr)
+    t0 = time.monotonic()
+    pipeline.warm_up()
+    print(f"Model ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    launch(pipeline, host=args.host or pipeline.settings.ui.host, port=args.port or pipeline.settings.ui.port)
+    return EXIT_OK
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paperchat", description="Chat with the ICLR 2026 papers, offline, with citations.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="load corpus JSONL files (plain or .gz) into the index")
+    ingest.add_argument("paths", nargs="+", help="corpus files, e.g. corpus/iclr2026_seed.jsonl")
+    ingest.set_defaults(func=cmd_ingest)
+
+    ask = sub.add_parser("ask", help="answer one question with cited papers")
+    ask.add_argument("question")
+    ask.add_argument("--json", action="store_true", help='print {"answer", "citations", "retrieved"} as JSON')
+    ask.add_argument("--k", type=int, default=None, help="papers to retrieve (default: PAPERCHAT_RETRIEVAL__K)")
+    ask.add_argument("--status", action="append", help="only papers with this status (repeatable), e.g. Oral")
+    ask.add_argument("--area", action="append", help="only papers in this primary area (repeatable)")
+    ask.set_defaults(func=cmd_ask)
+
+    serve = sub.add_parser("serve", help="start the web app")
+    serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 7860)")
+    serve.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None,
+         pipeline_factory: Callable[[Settings], Pipeline] = build_pipeline) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+        with pipeline_factory(settings) as pipeline:
+            return args.func(pipeline, args)
+    except PaperChatError as exc:
+        print(f"paperchat: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("\npaperchat: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The whole trip, wired once: corpus -> index -> retrieve -> answer. Entry points build one `Pipeline`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from rag.answer import Answer, stream_answer
+from rag.corpus import LoadReport, load_corpus
+from rag.errors import EmptyIndexError
+from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
+from rag.local_llm import LocalModelServer
+from rag.offline import prepare_offline
+from rag.retrieve import Filters, Source, retrieve
+from rag.settings import Settings
+
+
+@dataclass(frozen=True)
+class SourcesEvent:
+    sources: list[Source]
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    text: str
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    answer: Answer
+
+
+Event = SourcesEvent | TokenEvent | DoneEvent
+
+
+class Pipeline:
+    """Holds the index and the chat model; the model (and the embedded server) start on first use."""
+
+    def __init__(self, settings: Settings, index: PaperIndex, llm: BaseChatModel | None = None):
+        self.settings = settings
+        self.index = index
+        self._llm = llm
+        self._server: LocalModelServer | None = None
+        self._lock = threading.Lock()
+
+    # -- the chat model ----------------------------------------------------------------------
+    @property
+    def llm(self) -> BaseChatModel:
+        with self._lock:
+            if self._llm is None:
+                from rag.llm import make_chat_model, make_local_server
+
+                if self.settings.llm.backend == "embedded":
+                    self._server = make_local_server(self.settings).start()
+                self._llm = make_chat_model(self.settings, self._server)
+            elif self._server is not None:
+                self._server.ensure_running()
+            return self._llm
+
+    def warm_up(self) -> None:
+        """Start the model now rather than on the first question."""
+        _ = self.llm
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the stages --------------------------------------------------------------------------
+    def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats]:
+        report = load_corpus(paths)
+        stats = self.index.ingest(report.papers, progress=progress)
+        return report, stats
+
+    def ensure_ingested(self, progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats] | None:
+        """On first start, ingest the configured corpus (the shipped seed papers by default)."""
+        if not self.index.is_empty():
+            return None
+        return self.ingest_files(self.settings.corpus, progress=progress)
+
+    def retrieve(self, question: str, filters: Filters | None = None, k: int | None = None) -> list[Source]:
+        if self.index.is_empty():
+            raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
+        return retrieve(self.index, question, self.settings.retrieval, filters, k)
+
+    def stream(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
+               k: int | None = None) -> Iterator[Event]:
+        """Sources first (before the model writes anything), then answer text, then the final answer."""
+        sources = self.retrieve(question, filters, k)
+        yield SourcesEvent(sources)
+        for item in stream_answer(question, sources, self.llm, history):
+            yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+
+    def ask(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None) -> Answer:
+        for event in self.stream(question, history, filters):
+            if isinstance(event, DoneEvent):
+                return event.answer
+        raise AssertionError("stream ended without an answer")
+
+
+def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
+                   llm: BaseChatModel | None = None) -> Pipeline:
+    """Wire the stages from settings; tests pass fakes for `embeddings` and `llm`."""
+    prepare_offline(settings.cache_dir)
+    if embeddings is None:
+        from rag.embeddings import make_embeddings
+
+        embeddings = make_embeddings(settings.embedding)
+    index = PaperIndex(make_client(settings), embeddings, settings)
+    return Pipeline(settings, index, llm)

@@ -1,0 +1,79 @@
+"""Stage 3, retrieve: the top papers for a question (not duplicate chunks of one paper)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tiktoken
+
+from rag.chunking import body_of
+from rag.corpus import Paper
+from rag.index import PaperIndex
+from rag.settings import RetrievalSettings
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Metadata constraints applied inside the vector search."""
+
+    statuses: tuple[str, ...] = ()
+    primary_areas: tuple[str, ...] = ()
+
+    def where(self) -> dict | None:
+        clauses = []
+        if self.statuses:
+            clauses.append({"status": {"$in": list(self.statuses)}})
+        if self.primary_areas:
+            clauses.append({"primary_area": {"$in": list(self.primary_areas)}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A retrieved paper as numbered in the prompt: `[n]` in the answer means this paper."""
+
+    n: int
+    paper: Paper
+    score: float
+    passages: tuple[str, ...] = field(default=())
+
+    @property
+    def text(self) -> str:
+        return " ... ".join(self.passages)
+
+
+def _truncate(text: str, max_tokens: int, encoding: tiktoken.Encoding) -> str:
+    tokens = encoding.encode(text, disallowed_special=())
+    return text if len(tokens) <= max_tokens else encoding.decode(tokens[:max_tokens]) + " ..."
+
+
+def retrieve(index: PaperIndex, question: str, settings: RetrievalSettings, filters: Filters | None = None,
+             k: int | None = None) -> list[Source]:
+    """Search chunks, keep each paper's best chunks (in rank order), return the top k papers."""
+    k = k or settings.k
+    hits = index.search(question, k=max(settings.fetch_k, k), where=(filters or Filters()).where())
+    best: dict[str, tuple[float, list[str]]] = {}
+    for doc, score in hits:  # hits arrive best first
+        pid = doc.metadata["paper_id"]
+        if pid not in best:
+            if len(best) == k:
+                continue
+            best[pid] = (score, [])
+        best[pid][1].append(body_of(doc))
+    records = index.get_papers(list(best))
+    encoding = tiktoken.get_encoding(index.settings.chunking.encoding)
+    sources = []
+    for n, (pid, (score, passages)) in enumerate(best.items(), start=1):
+        budget, kept = settings.max_source_tokens, []
+        for passage in passages:
+            used = len(encoding.encode(passage, disallowed_special=()))
+            if kept and used > budget:
+                break
+            kept.append(_truncate(passage, budget, encoding))
+            budget -= used
+            if budget <= 0:
+                break
+        sources.append(Source(n=n, paper=records[pid], score=score, passages=tuple(kept)))
+    return sources

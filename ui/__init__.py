@@ -1,0 +1,1 @@
+"""PaperChat's Gradio front end: a thin layer over `rag`."""

@@ -17,7 +17,8 @@ from rag.prompts import (
     ANSWER_TEMPLATE,
     CANNOT_ANSWER,
     CANNOT_ANSWER_ZH,
-    LANGUAGE_HINT_ZH,
+    INSTRUCTIONS_EN,
+    INSTRUCTIONS_ZH,
     SOURCE_TEMPLATE,
     SYSTEM_PROMPT,
 )
@@ -76,8 +77,7 @@ def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[tu
     return {
         "sources": format_sources(sources),
         "question": question.strip(),
-        "cannot_answer": CANNOT_ANSWER_ZH if chinese else CANNOT_ANSWER,
-        "language_hint": LANGUAGE_HINT_ZH if chinese else "",
+        "instructions": INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN,
         "history": history_messages(history),
     }
 

@@ -18,9 +18,18 @@ ANSWER_TEMPLATE = """Sources:
 
 Question: {question}
 
-Instructions: Answer the question in 2 to 5 short sentences using only the sources above. \
-End every sentence with the number of the source it comes from in square brackets, like [1] or [2][3]. \
-Summarize in your own words; do not copy the abstracts. \
-If none of the sources answers the question, reply only: {cannot_answer}{language_hint}"""
+{instructions}"""
 
-LANGUAGE_HINT_ZH = "\nThe question is in Chinese: answer in Simplified Chinese, keep paper titles in English."
+INSTRUCTIONS_EN = (
+    "Instructions: Using only the sources above, answer the question in at most 4 sentences, in your own words. "
+    "End each sentence with the number of the one source it comes from, in square brackets, like [1]. "
+    "Cite a source only if it really says what the sentence says. "
+    "If no source answers the question, reply only: " + CANNOT_ANSWER
+)
+# The small embedded model answers Chinese questions far better with Chinese instructions and a pre-filled start.
+INSTRUCTIONS_ZH = (
+    "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
+    "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
+    "如果没有任何来源能回答这个问题，只回复：" + CANNOT_ANSWER_ZH
+)
+PREFILL_ZH = "根据检索到的论文，"

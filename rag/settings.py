@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import ConfigError
@@ -137,12 +137,14 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
     ui: UISettings = Field(default_factory=UISettings, description="The web app.")
 
-    def model_post_init(self, __context: object) -> None:
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "Settings":
         if self.chunking.overlap >= self.chunking.size:
-            raise ConfigError(
+            raise ValueError(
                 f"PAPERCHAT_CHUNKING__OVERLAP ({self.chunking.overlap}) must be smaller than "
-                f"PAPERCHAT_CHUNKING__SIZE ({self.chunking.size})."
+                f"PAPERCHAT_CHUNKING__SIZE ({self.chunking.size})"
             )
+        return self
 
     @property
     def chroma_dir(self) -> Path:

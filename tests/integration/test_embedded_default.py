@@ -49,7 +49,7 @@ def test_cli_ask_json_offline(data_dir, guarded_env):
     out = json.loads(done.stdout)
     assert "RlPVSeKjoc" in [c["id"] for c in out["citations"]], out
     assert out["retrieved"][0] == "RlPVSeKjoc"
-    netlog = env["PAPERCHAT_TEST_NETLOG"]
+    netlog = env["NETGUARD_LOG"]
     assert not os.path.exists(netlog), open(netlog).read()  # no attempt to leave the machine
 
 
@@ -80,11 +80,12 @@ def test_serve_brings_up_the_app_on_loopback(data_dir, guarded_env):
         from gradio_client import Client
 
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        chat, _ = client.predict(QUESTION, [], api_name="/handler")
+        result = client.predict(QUESTION, [], api_name="/handler")
+        chat = result[0] if isinstance(result, tuple) else result  # gr.State outputs are not returned
         final = chat[-1]["content"]
         final = final if isinstance(final, str) else json.dumps(final)
         assert "RlPVSeKjoc" in final, final  # the reference list links the DroPE paper
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert not os.path.exists(env["PAPERCHAT_TEST_NETLOG"]), open(env["PAPERCHAT_TEST_NETLOG"]).read()
+    assert not os.path.exists(env["NETGUARD_LOG"]), open(env["NETGUARD_LOG"]).read()

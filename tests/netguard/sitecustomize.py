@@ -37,7 +37,7 @@ def _check(address):
 
 
 def _record(what: str) -> None:
-    log = os.environ.get("PAPERCHAT_TEST_NETLOG")
+    log = os.environ.get("NETGUARD_LOG")
     if log:
         with open(log, "a") as f:
             f.write(f"{os.getpid()} {what}\n")

@@ -26,10 +26,9 @@ INSTRUCTIONS_EN = (
     "Cite a source only if it really says what the sentence says. "
     "If no source answers the question, reply only: " + CANNOT_ANSWER
 )
-# The small embedded model answers Chinese questions far better with Chinese instructions and a pre-filled start.
+# Chinese questions get Chinese instructions: the small embedded model then answers in Chinese.
 INSTRUCTIONS_ZH = (
     "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果没有任何来源能回答这个问题，只回复：" + CANNOT_ANSWER_ZH
 )
-PREFILL_ZH = "根据检索到的论文，"

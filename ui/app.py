@@ -41,7 +41,7 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[tupl
         yield chat, turns
         return
     chat = chat + [{"role": "user", "content": _esc(question)}, {"role": "assistant", "content": "_Searching..._"}]
-    yield chat, turns
+    yield list(chat), turns
     sources_md, text = "", ""
     try:
         for event in pipeline.stream(question, history=turns):
@@ -55,10 +55,10 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[tupl
                 final = event.answer
                 chat[-1] = {"role": "assistant", "content": f"{_esc(final.text)}\n\n---\n{references_markdown(final)}"}
                 turns = turns + [(question, final.text)]
-            yield chat, turns
+            yield list(chat), turns  # a new list per step: each yielded state stays as it was
     except PaperChatError as exc:
         chat[-1] = {"role": "assistant", "content": f"⚠️ {_esc(str(exc))}"}
-        yield chat, turns
+        yield list(chat), turns
 
 
 def build_app(pipeline: Pipeline) -> gr.Blocks:

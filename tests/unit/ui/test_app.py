@@ -1,0 +1,50 @@
+"""The chat handler without a browser: sources first, streamed answer, references, friendly errors."""
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+from rag.pipeline import build_pipeline
+from rag.settings import Settings
+from tests.fakes import WordHashEmbeddings, fake_chat
+from ui.app import build_app, respond
+
+QUESTION = "Dropping positional embedding extends context of pretrained LLMs?"
+
+
+def pipeline_with(llm):
+    p = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=llm)
+    p.ensure_ingested()
+    return p
+
+
+def test_sources_show_before_the_answer_then_references():
+    pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1]. Hidden <script>alert(1)</script> [8]."))
+    steps = list(respond(pipeline, QUESTION, [], []))
+    contents = [chat[-1]["content"] for chat, _ in steps]
+    reading = next(i for i, c in enumerate(contents) if "Reading these papers" in c)
+    first_token = next(i for i, c in enumerate(contents) if "DroPE" in c)
+    assert reading < first_token
+    final_chat, turns = steps[-1]
+    final = final_chat[-1]["content"]
+    assert "**References**" in final and "RlPVSeKjoc" in final and "[8]" not in final
+    assert "<script>" not in final and "&lt;script&gt;" in final  # model output is shown as text
+    assert turns == [(QUESTION, turns[0][1])] and final_chat[0] == {"role": "user", "content": QUESTION}
+
+
+def test_model_failure_is_a_message_in_the_chat_not_a_traceback():
+    class Down(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise ConnectionError("refused")
+
+    chat, turns = list(respond(pipeline_with(Down(messages=iter([]))), QUESTION, [], []))[-1]
+    assert chat[-1]["content"].startswith("⚠️") and "retry" in chat[-1]["content"].lower()
+    assert turns == []
+
+
+def test_empty_question_does_nothing():
+    assert list(respond(pipeline_with(fake_chat("x")), "   ", [], [])) == [([], [])]
+
+
+def test_build_app_makes_blocks():
+    import gradio as gr
+
+    assert isinstance(build_app(pipeline_with(fake_chat("x"))), gr.Blocks)

@@ -19,6 +19,7 @@ from rag.prompts import (
     CANNOT_ANSWER_ZH,
     INSTRUCTIONS_EN,
     INSTRUCTIONS_ZH,
+    REFUSAL_MARKERS,
     SOURCE_TEMPLATE,
     SYSTEM_PROMPT,
 )
@@ -41,7 +42,7 @@ class Answer:
 
     @property
     def refused(self) -> bool:
-        return CANNOT_ANSWER in self.text or CANNOT_ANSWER_ZH in self.text
+        return any(marker in self.text for marker in REFUSAL_MARKERS)
 
     def to_json(self) -> dict:
         return {

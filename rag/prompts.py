@@ -1,9 +1,11 @@
 """Every prompt PaperChat sends, as named constants. Small models follow instructions placed
 after the sources better than before them, so the instructions close the user message."""
 
-# The exact sentence the model must use when the sources do not answer; code and tests look for it.
-CANNOT_ANSWER = "The retrieved papers do not answer this question."
-CANNOT_ANSWER_ZH = "检索到的论文无法回答这个问题。"
+# What the answer says when nothing was retrieved (said by code, without a model call). The instructions
+# ask the model for the same words; `Answer.refused` looks for REFUSAL_MARKERS.
+CANNOT_ANSWER = "The retrieved papers do not cover this question."
+CANNOT_ANSWER_ZH = "检索到的论文没有涉及这个问题。"
+REFUSAL_MARKERS = ("do not cover", "没有涉及")
 
 SYSTEM_PROMPT = (
     "You are PaperChat, a research assistant for the ICLR 2026 conference. "
@@ -20,15 +22,17 @@ Question: {question}
 
 {instructions}"""
 
+# Measured on the embedded 1.5B model: an "if no source answers, reply only: X" clause made it refuse
+# answerable questions (3 of 5 seed questions); this softer wording answers them. Honest refusals on
+# unanswerable questions need a check in code, not only a prompt.
 INSTRUCTIONS_EN = (
-    "Instructions: Using only the sources above, answer the question in at most 4 sentences, in your own words. "
-    "End each sentence with the number of the one source it comes from, in square brackets, like [1]. "
-    "Cite a source only if it really says what the sentence says. "
-    "If no source answers the question, reply only: " + CANNOT_ANSWER
+    "Instructions: Answer the question in at most 4 sentences, in your own words, using only the sources above. "
+    "After each sentence, write the number of the source it comes from in square brackets, like [1]. "
+    "If the sources say nothing about the question, say that the retrieved papers do not cover it."
 )
 # Chinese questions get Chinese instructions: the small embedded model then answers in Chinese.
 INSTRUCTIONS_ZH = (
     "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
-    "如果没有任何来源能回答这个问题，只回复：" + CANNOT_ANSWER_ZH
+    "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
 )

@@ -38,12 +38,13 @@ def test_prompt_numbers_sources_and_puts_instructions_after_them():
     user = messages[-1].content
     assert user.index("[1] Dropping Positional Embeddings (Poster, id RlPVSeKjoc)") < user.index("[2] LookaheadKV")
     assert user.index("Question: What is DroPE?") < user.index(INSTRUCTIONS_EN)
-    assert CANNOT_ANSWER in user
+    assert "do not cover" in user
 
 
 def test_chinese_question_gets_chinese_instructions():
     user = ANSWER_PROMPT.format_messages(**prompt_inputs("有没有关于KV缓存压缩的论文？", SOURCES))[-1].content
     assert INSTRUCTIONS_ZH in user and CANNOT_ANSWER_ZH in user
+    assert "Instructions:" not in user
 
 
 def test_history_is_passed_as_earlier_turns():

@@ -19,7 +19,7 @@ from rag.errors import CorpusError
 REQUIRED = ("id", "title", "abstract")
 OPTIONAL = ("keywords", "primary_area", "status", "url", "tldr")
 KNOWN_EXTRA = {
-    "number", "authors", "pdf", "rating_avg", "n_reviews", "title_submission",
+    "number", "authors", "authorids", "pdf", "rating_avg", "n_reviews", "title_submission",
     "abstract_submission", "text_version", "venue", "decision",
 }
 MAX_ABSTRACT_CHARS = 20_000  # real abstracts are < 5,000; larger is a full text or a broken export

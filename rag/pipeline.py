@@ -16,7 +16,7 @@ from rag.errors import EmptyIndexError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.retrieve import Filters, Source, retrieve
+from rag.retrieve import Filters, Source, retrieve, search_query
 from rag.settings import Settings
 
 
@@ -96,7 +96,7 @@ class Pipeline:
     def stream(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer."""
-        sources = self.retrieve(question, filters, k)
+        sources = self.retrieve(search_query(question, history), filters, k)
         yield SourcesEvent(sources)
         for item in stream_answer(question, sources, self.llm, history):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import tiktoken
@@ -10,6 +11,15 @@ from rag.chunking import body_of
 from rag.corpus import Paper
 from rag.index import PaperIndex
 from rag.settings import RetrievalSettings
+
+
+# Status choices offered to users, as the status values of the corpus they stand for.
+STATUS_GROUPS: dict[str, tuple[str, ...]] = {
+    "All accepted": ("Oral", "Oral (conditional)", "Poster", "Poster (conditional)"),
+    "Oral": ("Oral", "Oral (conditional)"),
+    "Poster": ("Poster", "Poster (conditional)"),
+    "Everything (incl. rejected and withdrawn)": (),
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,20 @@ class Source:
     @property
     def text(self) -> str:
         return " ... ".join(self.passages)
+
+
+def primary_areas(index: PaperIndex) -> list[str]:
+    """The primary areas present in the index (one read of the first chunk of every paper)."""
+    got = index.collection.get(where={"chunk": 0}, include=["metadatas"])
+    return sorted({m.get("primary_area", "") for m in got["metadatas"]} - {""})
+
+
+def search_query(question: str, history: Sequence[tuple[str, str]] = ()) -> str:
+    """What to search for: a follow-up ("what about its limitations?") is searched with the question
+    before it, so "it" finds the same papers. (A model-written standalone query is a later step.)"""
+    if not history:
+        return question
+    return f"{history[-1][0]} {question}"
 
 
 def _truncate(text: str, max_tokens: int, encoding: tiktoken.Encoding) -> str:

@@ -1,85 +1,169 @@
-"""A minimal chat over the pipeline: sources appear first, the answer streams, cited papers follow."""
+"""The Gradio app: `build_app(pipeline)` wires a chat, filters and a paper panel to `rag` calls.
+
+Per-user state (the turns of the conversation) lives in `gr.State`, so two tabs never share a chat.
+Rendering is in `ui/render.py`; this module only connects events.
+"""
 
 from __future__ import annotations
 
-import html
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import gradio as gr
 
-from rag.answer import Answer
 from rag.errors import PaperChatError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
-from rag.retrieve import Source
+from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
+from ui import render
+from ui.render import Turn
 
 # System fonts only: a Google font would make the browser reach the internet.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "monospace"])
-EXAMPLES = ["What is DroPE and why does it extend context?", "有没有关于KV缓存压缩的论文？"]
+EXAMPLES = [
+    "What is DroPE and why does it extend context?",
+    "How can KV cache eviction be made accurate without generating a draft response?",
+    "有没有关于KV缓存压缩的论文？",
+    "DroPE是什么？它为什么能扩展上下文？",
+]
+DEFAULT_STATUS = "All accepted"
+CSS = """
+.paper-panel { font-size: 0.95em; line-height: 1.45; }
+.paper-panel mark { background: #fff3a3; padding: 0 1px; }
+.paper-panel.empty { color: #777; }
+#cite-target { display: none !important; }
+"""
+# A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python through a hidden
+# textbox; the click time makes repeated clicks on the same citation count.
+CITATION_CLICK_JS = """
+() => {
+  document.addEventListener('click', (ev) => {
+    const a = ev.target.closest ? ev.target.closest('a[href^="#cite-"]') : null;
+    if (!a) return;
+    ev.preventDefault(); ev.stopPropagation();
+    const box = document.querySelector('#cite-target textarea, #cite-target input');
+    if (!box) return;
+    box.value = a.getAttribute('href').slice('#cite-'.length) + '|' + Date.now();
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+  }, true);
+}
+"""
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
+def make_filters(status: str, areas: list[str] | None) -> Filters:
+    return Filters(statuses=STATUS_GROUPS.get(status, ()), primary_areas=tuple(areas or ()))
 
 
-def sources_markdown(sources: list[Source]) -> str:
-    lines = [f"{s.n}. [{_esc(s.paper.title)}]({s.paper.link}) · {_esc(s.paper.status or 'status unknown')}" for s in sources]
-    return "**Reading these papers:**\n\n" + "\n".join(lines)
-
-
-def references_markdown(answer: Answer) -> str:
-    if not answer.citations:
-        return "_No paper was cited._"
-    lines = [f"[{c.n}] [{_esc(c.title)}]({c.url}) · {_esc(c.status or 'status unknown')}" for c in answer.citations]
-    return "**References**\n\n" + "\n\n".join(lines)
-
-
-def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[tuple[str, str]]) -> Iterator[tuple]:
-    """One chat turn: yields (chat messages, turns) as the answer grows."""
+def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
+            filters: Filters | None = None, k: int | None = None) -> Iterator[tuple[list[dict], list[Turn]]]:
+    """One chat turn: yields (chat messages, turns) as the sources arrive and the answer grows."""
     question = (message or "").strip()
     if not question:
         yield chat, turns
         return
-    chat = chat + [{"role": "user", "content": _esc(question)}, {"role": "assistant", "content": "_Searching..._"}]
+    index = len(turns)
+    chat = chat + [{"role": "user", "content": render.esc(question)},
+                   {"role": "assistant", "content": "_Searching the papers..._"}]
     yield list(chat), turns
-    sources_md, text = "", ""
+    history = [(t.question, t.answer.text) for t in turns]
+    sources, text = [], ""
     try:
-        for event in pipeline.stream(question, history=turns):
+        for event in pipeline.stream(question, history=history, filters=filters, k=k):
             if isinstance(event, SourcesEvent):
-                sources_md = sources_markdown(event.sources)
-                chat[-1] = {"role": "assistant", "content": f"{sources_md}\n\n_Writing the answer..._"}
+                sources = event.sources
+                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, "")}
             elif isinstance(event, TokenEvent):
                 text += event.text
-                chat[-1] = {"role": "assistant", "content": f"{_esc(text)}\n\n---\n{sources_md}"}
+                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, text)}
             elif isinstance(event, DoneEvent):
-                final = event.answer
-                chat[-1] = {"role": "assistant", "content": f"{_esc(final.text)}\n\n---\n{references_markdown(final)}"}
-                turns = turns + [(question, final.text)]
+                turns = turns + [Turn(question, event.answer)]
+                chat[-1] = {"role": "assistant", "content": render.final_message(index, event.answer)}
             yield list(chat), turns  # a new list per step: each yielded state stays as it was
     except PaperChatError as exc:
-        chat[-1] = {"role": "assistant", "content": f"⚠️ {_esc(str(exc))}"}
+        chat[-1] = {"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}
         yield list(chat), turns
 
 
+def open_citation(target: str, turns: list[Turn]) -> str:
+    """Side-panel HTML for the clicked `[n]` of a given turn."""
+    parsed = render.parse_cite_target(target)
+    if parsed is None or parsed[0] >= len(turns):
+        return render.paper_panel(None)
+    turn, n = parsed
+    source = next((s for s in turns[turn].answer.sources if s.n == n), None)
+    return render.paper_panel(source)
+
+
+def export_files(turns: list[Turn], folder: Path) -> tuple[str | None, str | None]:
+    """Write the conversation (Markdown) and its cited papers (BibTeX) for download."""
+    if not turns:
+        return None, None
+    md, bib = folder / "paperchat-conversation.md", folder / "paperchat-references.bib"
+    md.write_text(render.conversation_markdown(turns), encoding="utf-8")
+    bib.write_text(render.bibtex(turns), encoding="utf-8")
+    return str(md), str(bib)
+
+
 def build_app(pipeline: Pipeline) -> gr.Blocks:
+    areas = primary_areas(pipeline.index)
     with gr.Blocks(title="PaperChat · ICLR 2026") as app:
-        gr.Markdown("## PaperChat · ask the ICLR 2026 papers\nAnswers cite the papers they come from.")
-        chatbot = gr.Chatbot(label="Chat", height=520, sanitize_html=True)
         turns = gr.State([])
+        gr.Markdown("## PaperChat · ask the ICLR 2026 papers\nEvery claim is cited; click a citation to read the paper.")
         with gr.Row():
-            box = gr.Textbox(placeholder="Ask about ICLR 2026 papers...", show_label=False, scale=8)
-            send = gr.Button("Send", variant="primary", scale=1)
-        gr.Examples(EXAMPLES, inputs=box)
+            with gr.Column(scale=3):
+                chatbot = gr.Chatbot(label="Chat", height=560, sanitize_html=True, elem_id="chat",
+                                     feedback_options=None, placeholder="Ask a question about ICLR 2026 papers.")
+                with gr.Row():
+                    box = gr.Textbox(placeholder="e.g. Which papers drop positional embeddings to extend context?",
+                                     show_label=False, scale=8, elem_id="question", autofocus=True)
+                    send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+                    stop = gr.Button("Stop", variant="stop", scale=1, elem_id="stop")
+                gr.Examples(EXAMPLES, inputs=box, label="Examples")
+                with gr.Row():
+                    clear = gr.Button("New chat", size="sm")
+                    md_file = gr.DownloadButton("Export Markdown", size="sm", interactive=False, elem_id="export-md")
+                    bib_file = gr.DownloadButton("Export BibTeX", size="sm", interactive=False, elem_id="export-bib")
+            with gr.Column(scale=2):
+                with gr.Accordion("Filters", open=True):
+                    status = gr.Radio(list(STATUS_GROUPS), value=DEFAULT_STATUS, label="Status", elem_id="status")
+                    area = gr.Dropdown(areas, value=[], multiselect=True, label="Primary area (any if empty)")
+                    k = gr.Slider(1, 10, value=pipeline.settings.retrieval.k, step=1, label="Papers to retrieve")
+                panel = gr.HTML(render.paper_panel(None), elem_id="paper-panel")
+                cite_target = gr.Textbox(elem_id="cite-target", show_label=False, container=False)
 
-        def handler(message, chat, state):
-            yield from respond(pipeline, message, chat or [], state or [])
+        export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
 
-        for trigger in (box.submit, send.click):
-            trigger(handler, [box, chatbot, turns], [chatbot, turns]).then(lambda: "", None, box)
+        def handler(message, chat, state, status_value, area_value, k_value):
+            yield from respond(pipeline, message, chat or [], state or [],
+                               make_filters(status_value, area_value), int(k_value))
+
+        def after_answer(state, request: gr.Request):
+            folder = export_dir / (request.session_hash or "session") if request else export_dir
+            folder.mkdir(parents=True, exist_ok=True)
+            md, bib = export_files(state or [], folder)
+            return gr.update(value=md, interactive=md is not None), gr.update(value=bib, interactive=bib is not None)
+
+        inputs = [box, chatbot, turns, status, area, k]
+        events = [
+            send.click(handler, inputs, [chatbot, turns], api_name="ask"),
+            box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),
+        ]
+        for event in events:
+            event.then(lambda: "", None, box, api_visibility="private").then(
+                after_answer, [turns], [md_file, bib_file], api_visibility="private")
+        stop.click(None, None, None, cancels=events)
+        cite_target.input(open_citation, [cite_target, turns], [panel], show_progress="hidden",
+                          api_visibility="private")
+        clear.click(lambda: ([], [], render.paper_panel(None)), None, [chatbot, turns, panel], cancels=events,
+                    api_visibility="private")
     return app
 
 
-def launch(pipeline: Pipeline, host: str, port: int) -> None:
+def launch(pipeline: Pipeline, host: str, port: int, block: bool = True) -> gr.Blocks:
     app = build_app(pipeline)
-    app.queue(default_concurrency_limit=1).launch(server_name=host, server_port=port, theme=THEME,
-                                                  show_error=False, share=False)
+    app.queue(default_concurrency_limit=1).launch(
+        server_name=host, server_port=port, theme=THEME, css=CSS, js=CITATION_CLICK_JS,
+        show_error=False, share=False, prevent_thread_lock=not block, footer_links=[],
+    )
+    return app

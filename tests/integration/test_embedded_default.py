@@ -80,7 +80,7 @@ def test_serve_brings_up_the_app_on_loopback(data_dir, guarded_env):
         from gradio_client import Client
 
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        result = client.predict(QUESTION, [], api_name="/handler")
+        result = client.predict(QUESTION, api_name="/ask")
         chat = result[0] if isinstance(result, tuple) else result  # gr.State outputs are not returned
         final = chat[-1]["content"]
         final = final if isinstance(final, str) else json.dumps(final)

@@ -20,14 +20,15 @@ def test_sources_show_before_the_answer_then_references():
     pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1]. Hidden <script>alert(1)</script> [8]."))
     steps = list(respond(pipeline, QUESTION, [], []))
     contents = [chat[-1]["content"] for chat, _ in steps]
-    reading = next(i for i, c in enumerate(contents) if "Reading these papers" in c)
+    reading = next(i for i, c in enumerate(contents) if "Reading 4 papers" in c)
     first_token = next(i for i, c in enumerate(contents) if "DroPE" in c)
     assert reading < first_token
     final_chat, turns = steps[-1]
     final = final_chat[-1]["content"]
     assert "**References**" in final and "RlPVSeKjoc" in final and "[8]" not in final
     assert "<script>" not in final and "&lt;script&gt;" in final  # model output is shown as text
-    assert turns == [(QUESTION, turns[0][1])] and final_chat[0] == {"role": "user", "content": QUESTION}
+    assert [t.question for t in turns] == [QUESTION] and final_chat[0] == {"role": "user", "content": QUESTION}
+    assert turns[0].answer.citations[0].id == "RlPVSeKjoc"
 
 
 def test_model_failure_is_a_message_in_the_chat_not_a_traceback():

@@ -1,0 +1,178 @@
+"""Pure rendering for the chat: Markdown/HTML strings from answers and papers, escaped for safety.
+
+Nothing from a paper or a model reaches the page unescaped: `<`, `>` and `&` become entities, and
+Markdown link syntax in titles is neutralised, so `<script>` or `onerror=` shows as text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.answer import Answer
+from rag.corpus import Paper
+from rag.retrieve import Source
+
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+_MD_SPECIAL = re.compile(r"([\[\]\(\)`*_\\])")
+OPENREVIEW = "https://openreview.net/forum?id="
+
+
+@dataclass
+class Turn:
+    """One question and its answer, kept in the user's session."""
+
+    question: str
+    answer: Answer
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def esc_inline(text: str) -> str:
+    """Escape for use inside Markdown link text (titles may contain brackets or underscores)."""
+    return _MD_SPECIAL.sub(r"\\\1", esc(text))
+
+
+def safe_url(paper: Paper) -> str:
+    """Only http(s) links leave the app; anything else falls back to the paper's OpenReview page."""
+    url = paper.link
+    if re.match(r"^https?://[^\s<>\"']+$", url):
+        return url
+    return OPENREVIEW + re.sub(r"[^A-Za-z0-9_-]", "", paper.id)
+
+
+def cite_href(turn: int, n: int) -> str:
+    return f"#cite-{turn}-{n}"
+
+
+def parse_cite_target(value: str) -> tuple[int, int] | None:
+    """'3-2|1700000000' (turn 3, source 2, click time) -> (3, 2)."""
+    match = re.match(r"^(\d+)-(\d+)", value or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def linkify(text: str, turn: int, valid: set[int]) -> str:
+    """Escaped answer text whose `[n]` markers open source n of this turn in the side panel."""
+    def link(m: re.Match) -> str:
+        n = int(m.group(1))
+        return f"[\\[{n}\\]]({cite_href(turn, n)})" if n in valid else m.group(0)
+
+    return _MARKER.sub(link, esc(text))
+
+
+def source_line(turn: int, source: Source) -> str:
+    p = source.paper
+    return f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) {esc_inline(p.title)} · {esc(p.status or 'status unknown')}"
+
+
+def sources_block(turn: int, sources: Sequence[Source]) -> str:
+    lines = "\n".join(f"- {source_line(turn, s)}" for s in sources)
+    return f"**Reading {len(sources)} papers:**\n\n{lines}"
+
+
+def streaming_message(turn: int, sources: Sequence[Source], text: str) -> str:
+    valid = {s.n for s in sources}
+    body = linkify(text, turn, valid) if text else "_Writing the answer..._"
+    return f"{body}\n\n---\n{sources_block(turn, sources)}"
+
+
+def final_message(turn: int, answer: Answer) -> str:
+    valid = {s.n for s in answer.sources}
+    parts = [linkify(answer.text, turn, valid)]
+    cited = {c.n for c in answer.citations}
+    by_n = {s.n: s for s in answer.sources}
+    if cited:
+        refs = "\n".join(f"- {source_line(turn, by_n[c.n])} · [OpenReview]({safe_url(by_n[c.n].paper)})"
+                         for c in answer.citations)
+        parts.append(f"**References**\n\n{refs}")
+    else:
+        parts.append("_No paper was cited._")
+    others = [s for s in answer.sources if s.n not in cited]
+    if others:
+        parts.append("<sub>Also retrieved: " + " · ".join(source_line(turn, s) for s in others) + "</sub>")
+    return "\n\n".join(parts)
+
+
+def _highlight(abstract: str, passages: Sequence[str]) -> str:
+    """The escaped abstract with the passages that were shown to the model marked."""
+    spans = []
+    for passage in passages:
+        passage = passage.rstrip(" .")
+        start = abstract.find(passage) if passage else -1
+        if start >= 0:
+            spans.append((start, start + len(passage)))
+    spans.sort()
+    out, pos = [], 0
+    for start, end in spans:
+        if start < pos:
+            start = pos
+        if start >= end:
+            continue
+        out += [esc(abstract[pos:start]), "<mark>", esc(abstract[start:end]), "</mark>"]
+        pos = end
+    out.append(esc(abstract[pos:]))
+    return "".join(out)
+
+
+def paper_panel(source: Source | None) -> str:
+    """HTML of the side panel for one paper (or the empty state)."""
+    if source is None:
+        return "<div class='paper-panel empty'>Click a citation such as [1] to see the paper here.</div>"
+    p = source.paper
+    keywords = ", ".join(esc(k) for k in p.keywords) or "—"
+    tldr = f"<p class='tldr'><b>TL;DR</b> {esc(p.tldr)}</p>" if p.tldr else ""
+    return (
+        "<div class='paper-panel'>"
+        f"<h3>[{source.n}] {esc(p.title)}</h3>"
+        f"<p><b>Status</b> {esc(p.status or 'unknown')} · <b>Area</b> {esc(p.primary_area or '—')}</p>"
+        f"<p><b>Keywords</b> {keywords}</p>{tldr}"
+        f"<p class='abstract'>{_highlight(p.abstract, source.passages)}</p>"
+        f"<p><a href='{esc(safe_url(p))}' target='_blank' rel='noopener noreferrer'>Open on OpenReview ↗</a>"
+        f" · <code>{esc(p.id)}</code></p>"
+        "</div>"
+    )
+
+
+def conversation_markdown(turns: Sequence[Turn]) -> str:
+    """The conversation as Markdown, with one reference list of every paper cited in it."""
+    lines = ["# PaperChat conversation", ""]
+    cited: dict[str, Paper] = {}
+    for turn in turns:
+        by_n = {s.n: s.paper for s in turn.answer.sources}
+        text = turn.answer.text
+        for c in turn.answer.citations:  # per-turn [n] -> the paper's stable key
+            text = text.replace(f"[{c.n}]", f"[@{c.id}]")
+            cited.setdefault(c.id, by_n[c.n])
+        lines += [f"**Q:** {turn.question}", "", text, ""]
+    if cited:
+        lines += ["## References", ""]
+        lines += [f"- [@{pid}] {p.title}. ICLR 2026 ({p.status or 'status unknown'}). {safe_url(p)}"
+                  for pid, p in cited.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _bib(text: str) -> str:
+    return text.replace("\\", "").replace("{", "\\{").replace("}", "\\}")
+
+
+def bibtex(turns: Sequence[Turn]) -> str:
+    """BibTeX entries for the papers cited in the conversation, keyed by OpenReview id."""
+    seen: dict[str, Paper] = {}
+    for turn in turns:
+        by_n = {s.n: s.paper for s in turn.answer.sources}
+        for c in turn.answer.citations:
+            seen.setdefault(c.id, by_n[c.n])
+    entries = []
+    for pid, p in seen.items():
+        accepted = p.status.startswith(("Oral", "Poster"))
+        kind, venue = ("inproceedings", "booktitle = {International Conference on Learning Representations (ICLR)}") \
+            if accepted else ("misc", "howpublished = {Submitted to ICLR 2026}")
+        entries.append(
+            f"@{kind}{{{pid},\n  title = {{{_bib(p.title)}}},\n  {venue},\n  year = {{2026}},\n"
+            f"  url = {{{safe_url(p)}}},\n  note = {{{_bib(p.status or 'status unknown')}}}\n}}"
+        )
+    return "\n\n".join(entries) + ("\n" if entries else "")

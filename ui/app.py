@@ -12,6 +12,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from rag.answer import Answer
 from rag.errors import PaperChatError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
 from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
@@ -32,12 +33,13 @@ CSS = """
 .paper-panel { font-size: 0.95em; line-height: 1.45; }
 .paper-panel mark { background: #fff3a3; padding: 0 1px; }
 .paper-panel.empty { color: #777; }
-#cite-target { display: none !important; }
+#cite-target, #cite-open { display: none !important; }
 """
 # A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python through a hidden
-# textbox; the click time makes repeated clicks on the same citation count.
+# textbox and a hidden button; the click time makes repeated clicks on the same citation count.
 CITATION_CLICK_JS = """
 () => {
+  window.__paperchatCitations = true;
   document.addEventListener('click', (ev) => {
     const a = ev.target.closest ? ev.target.closest('a[href^="#cite-"]') : null;
     if (!a) return;
@@ -46,6 +48,7 @@ CITATION_CLICK_JS = """
     if (!box) return;
     box.value = a.getAttribute('href').slice('#cite-'.length) + '|' + Date.now();
     box.dispatchEvent(new Event('input', { bubbles: true }));
+    setTimeout(() => document.querySelector('#cite-open').click(), 50);
   }, true);
 }
 """
@@ -66,23 +69,25 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     chat = chat + [{"role": "user", "content": render.esc(question)},
                    {"role": "assistant", "content": "_Searching the papers..._"}]
     yield list(chat), turns
-    history = [(t.question, t.answer.text) for t in turns]
-    sources, text = [], ""
+    history = [(t.question, t.answer.text) for t in turns if t.answer.text]
+    done, sources, text = list(turns), [], ""
     try:
         for event in pipeline.stream(question, history=history, filters=filters, k=k):
             if isinstance(event, SourcesEvent):
                 sources = event.sources
+                # The turn is in the state from now on, so its sources can be opened while the model writes.
+                turns = done + [Turn(question, Answer(question, "", sources))]
                 chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, "")}
             elif isinstance(event, TokenEvent):
                 text += event.text
                 chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, text)}
             elif isinstance(event, DoneEvent):
-                turns = turns + [Turn(question, event.answer)]
+                turns = done + [Turn(question, event.answer)]
                 chat[-1] = {"role": "assistant", "content": render.final_message(index, event.answer)}
             yield list(chat), turns  # a new list per step: each yielded state stays as it was
     except PaperChatError as exc:
         chat[-1] = {"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}
-        yield list(chat), turns
+        yield list(chat), done  # the failed turn is not kept: asking again starts it afresh
 
 
 def open_citation(target: str, turns: list[Turn]) -> str:
@@ -131,6 +136,7 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                     k = gr.Slider(1, 10, value=pipeline.settings.retrieval.k, step=1, label="Papers to retrieve")
                 panel = gr.HTML(render.paper_panel(None), elem_id="paper-panel")
                 cite_target = gr.Textbox(elem_id="cite-target", show_label=False, container=False)
+                cite_open = gr.Button("open citation", elem_id="cite-open")
 
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
 
@@ -153,7 +159,7 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             event.then(lambda: "", None, box, api_visibility="private").then(
                 after_answer, [turns], [md_file, bib_file], api_visibility="private")
         stop.click(None, None, None, cancels=events)
-        cite_target.input(open_citation, [cite_target, turns], [panel], show_progress="hidden",
+        cite_open.click(open_citation, [cite_target, turns], [panel], show_progress="hidden",
                           api_visibility="private")
         clear.click(lambda: ([], [], render.paper_panel(None)), None, [chatbot, turns, panel], cancels=events,
                     api_visibility="private")

@@ -1,0 +1,118 @@
+"""Start the real app the way a user does (`paperchat serve`) and drive it with Debian's Chromium.
+
+Shared by the browser tests and `benchmarks/ui_latency.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+CHROMIUM = "/usr/bin/chromium"
+# Keep Chromium on loopback: no background services, no DNS for anything but 127.0.0.1.
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-extensions",
+    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(env: dict, log_path: Path, timeout: float = 300) -> Iterator[str]:
+    """`paperchat serve` in a subprocess; yields its URL once it answers HTTP, stops it afterwards."""
+    port = free_port()
+    env = dict(env, PAPERCHAT_UI__PORT=str(port))
+    log = log_path.open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the app exited ({proc.returncode}):\n{log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the app did not come up in {timeout} s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        raise RuntimeError(f"{CHROMIUM} is missing: `apt-get install chromium` (never `playwright install`).")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def assistant_text(page, index: int = -1) -> str:
+    """Text of an assistant message as a person sees it (-1: the last one)."""
+    bubbles = page.locator("#chat .message-row.bot-row, #chat [data-testid='bot']")
+    count = bubbles.count()
+    if count == 0:
+        return ""
+    return bubbles.nth(index if index >= 0 else count + index).inner_text()
+
+
+def ask(page, question: str) -> float:
+    """Type a question and press Send; returns the monotonic time of the click."""
+    page.locator("#question textarea").fill(question)
+    t0 = time.monotonic()
+    page.locator("#send").click()
+    return t0
+
+
+def wait_for_answer(page, turn: int, timeout_s: float = 240) -> dict:
+    """Poll the turn's assistant message until the references appear; times of each stage seen."""
+    seen, t = {"texts": []}, time.monotonic()
+    deadline = t + timeout_s
+    while time.monotonic() < deadline:
+        bubbles = page.locator("#chat .message-row.bot-row, #chat [data-testid='bot']")
+        if bubbles.count() > turn:
+            text = bubbles.nth(turn).inner_text()
+            now = time.monotonic()
+            if "papers:" in text and "sources" not in seen:
+                seen["sources"] = now
+            answer_part = text.split("Reading ")[0].strip()
+            if answer_part and "Writing the answer" not in answer_part and "Searching" not in answer_part \
+                    and "first_token" not in seen and "sources" in seen:
+                seen["first_token"] = now
+            if not seen["texts"] or seen["texts"][-1] != text:
+                seen["texts"].append(text)
+            if "References" in text or "No paper was cited" in text or text.startswith("⚠️"):
+                seen["done"] = now
+                seen["final"] = text
+                return seen
+        time.sleep(0.1)
+    raise AssertionError(f"no finished answer for turn {turn} in {timeout_s} s; last: {seen['texts'][-1:]}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -60,12 +61,25 @@ def primary_areas(index: PaperIndex) -> list[str]:
     return sorted({m.get("primary_area", "") for m in got["metadatas"]} - {""})
 
 
+_FOLLOWUP = re.compile(
+    r"\b(it|its|they|them|their|this|that|these|those|the (first|second|third|last|former|latter)( one)?|"
+    r"above|previous|same|both|compare)\b|它|它们|这篇|那篇|这些|那些|第一|第二|上面|前面|两篇",
+    re.IGNORECASE,
+)
+
+
+def is_followup(question: str) -> bool:
+    """A question that leans on the conversation: it refers back ("its", "the second one") or is very short."""
+    return bool(_FOLLOWUP.search(question)) or len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question)
+
+
 def search_query(question: str, history: Sequence[tuple[str, str]] = ()) -> str:
-    """What to search for: a follow-up ("what about its limitations?") is searched with the question
-    before it, so "it" finds the same papers. (A model-written standalone query is a later step.)"""
-    if not history:
-        return question
-    return f"{history[-1][0]} {question}"
+    """What to search for: a follow-up ("what about its limitations?") is searched together with the
+    question before it, so "its" finds the same papers; a new topic is searched alone.
+    (A model-written standalone query is a later step.)"""
+    if history and is_followup(question):
+        return f"{history[-1][0]} {question}"
+    return question
 
 
 def _truncate(text: str, max_tokens: int, encoding: tiktoken.Encoding) -> str:

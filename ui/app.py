@@ -7,12 +7,14 @@ Rendering is in `ui/render.py`; this module only connects events.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gradio as gr
 
 from rag.answer import Answer
+from rag.citations import clean_citations
 from rag.errors import PaperChatError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
 from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
@@ -59,8 +61,13 @@ def make_filters(status: str, areas: list[str] | None) -> Filters:
 
 
 def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
-            filters: Filters | None = None, k: int | None = None) -> Iterator[tuple[list[dict], list[Turn]]]:
-    """One chat turn: yields (chat messages, turns) as the sources arrive and the answer grows."""
+            filters: Filters | None = None, k: int | None = None,
+            should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
+    """One chat turn: yields (chat messages, turns) as the sources arrive and the answer grows.
+
+    When `should_stop()` turns true the model stream is closed (the server stops generating) and the
+    partial answer is kept, marked as stopped.
+    """
     question = (message or "").strip()
     if not question:
         yield chat, turns
@@ -71,8 +78,17 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     yield list(chat), turns
     history = [(t.question, t.answer.text) for t in turns if t.answer.text]
     done, sources, text = list(turns), [], ""
+    stream = pipeline.stream(question, history=history, filters=filters, k=k)
     try:
-        for event in pipeline.stream(question, history=history, filters=filters, k=k):
+        for event in stream:
+            if should_stop():
+                stream.close()  # closes the HTTP stream, so the model server stops too
+                text, cites, _ = clean_citations(text, sources)
+                stopped = Answer(question, text, sources, cites)
+                turns = done + [Turn(question, stopped)]
+                chat[-1] = {"role": "assistant", "content": render.final_message(index, stopped) + "\n\n_Stopped._"}
+                yield list(chat), turns
+                return
             if isinstance(event, SourcesEvent):
                 sources = event.sources
                 # The turn is in the state from now on, so its sources can be opened while the model writes.
@@ -122,8 +138,8 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 with gr.Row():
                     box = gr.Textbox(placeholder="e.g. Which papers drop positional embeddings to extend context?",
                                      show_label=False, scale=8, elem_id="question", autofocus=True)
-                    send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
-                    stop = gr.Button("Stop", variant="stop", scale=1, elem_id="stop")
+                    send = gr.Button("Send", variant="primary", scale=0, min_width=90, elem_id="send")
+                    stop = gr.Button("Stop", variant="stop", scale=0, min_width=90, elem_id="stop")
                 gr.Examples(EXAMPLES, inputs=box, label="Examples")
                 with gr.Row():
                     clear = gr.Button("New chat", size="sm")
@@ -139,10 +155,18 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 cite_open = gr.Button("open citation", elem_id="cite-open")
 
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
+        stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
-        def handler(message, chat, state, status_value, area_value, k_value):
+        def handler(message, chat, state, status_value, area_value, k_value, request: gr.Request):
+            flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
+            flag.clear()
             yield from respond(pipeline, message, chat or [], state or [],
-                               make_filters(status_value, area_value), int(k_value))
+                               make_filters(status_value, area_value), int(k_value), should_stop=flag.is_set)
+
+        def request_stop(request: gr.Request):
+            flag = stop_requests.get(request.session_hash or "")
+            if flag:
+                flag.set()
 
         def after_answer(state, request: gr.Request):
             folder = export_dir / (request.session_hash or "session") if request else export_dir
@@ -152,16 +176,17 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
         inputs = [box, chatbot, turns, status, area, k]
         events = [
-            send.click(handler, inputs, [chatbot, turns], api_name="ask"),
-            box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),
+            send.click(handler, inputs, [chatbot, turns], api_name="ask", trigger_mode="multiple"),
+            box.submit(handler, inputs, [chatbot, turns], api_visibility="private", trigger_mode="multiple"),
         ]
         for event in events:
             event.then(lambda: "", None, box, api_visibility="private").then(
                 after_answer, [turns], [md_file, bib_file], api_visibility="private")
-        stop.click(None, None, None, cancels=events)
+        # Not queued: a Stop must not wait behind the answer it stops.
+        stop.click(request_stop, None, None, queue=False, api_visibility="private")
         cite_open.click(open_citation, [cite_target, turns], [panel], show_progress="hidden",
                           api_visibility="private")
-        clear.click(lambda: ([], [], render.paper_panel(None)), None, [chatbot, turns, panel], cancels=events,
+        clear.click(lambda: ([], [], render.paper_panel(None)), None, [chatbot, turns, panel],
                     api_visibility="private")
     return app
 

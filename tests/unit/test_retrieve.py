@@ -53,3 +53,18 @@ def test_filters_apply_inside_the_search(index):
     assert Filters().where() is None
     assert Filters(statuses=("Oral",), primary_areas=("x",)).where() == {
         "$and": [{"status": {"$in": ["Oral"]}}, {"primary_area": {"$in": ["x"]}}]}
+
+
+@pytest.mark.parametrize("question, followup", [
+    ("What are its limitations?", True), ("Compare the first two", True), ("how does the second one differ?", True),
+    ("它有什么局限？", True), ("Why?", True),
+    ("What is DroPE and why does it extend context?", True),  # "it" — searched with the previous question too
+    ("Which papers study KV cache eviction for long prompts?", False), ("有没有关于KV缓存压缩的论文？", False),
+])
+def test_followups_are_searched_with_the_previous_question(question, followup):
+    from rag.retrieve import is_followup, search_query
+
+    assert is_followup(question) is followup
+    history = [("What is DroPE?", "It drops positional embeddings [1].")]
+    assert search_query(question, history) == (f"What is DroPE? {question}" if followup else question)
+    assert search_query(question, []) == question

@@ -49,3 +49,17 @@ def test_build_app_makes_blocks():
     import gradio as gr
 
     assert isinstance(build_app(pipeline_with(fake_chat("x"))), gr.Blocks)
+
+
+def test_stop_closes_the_stream_and_keeps_the_partial_answer():
+    pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1]. " + "More words here. " * 50))
+    pressed = {"now": False}
+    steps = []
+    for chat, turns in respond(pipeline, QUESTION, [], [], should_stop=lambda: pressed["now"]):
+        steps.append((chat, turns))
+        if "drops positional" in chat[-1]["content"]:
+            pressed["now"] = True
+    final_chat, turns = steps[-1]
+    assert "_Stopped._" in final_chat[-1]["content"]
+    assert turns[0].answer.text.startswith("DroPE drops positional") and len(turns[0].answer.text) < 200
+    assert [c.id for c in turns[0].answer.citations] in ([], ["RlPVSeKjoc"])

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from rag.citations import Citation, CitationFilter
@@ -105,12 +104,15 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
         yield text
         yield Answer(question, text, sources)
         return
-    chain = ANSWER_PROMPT | llm | StrOutputParser()
+    # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
+    # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
+    # the HTTP response at once, so the model server cancels generation when the user presses Stop.
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, sources, history))
     citations = CitationFilter(sources)
     parts: list[str] = []
     try:
-        for delta in chain.stream(prompt_inputs(question, sources, history)):
-            clean = citations.feed(delta)
+        for chunk in llm.stream(messages):
+            clean = citations.feed(str(chunk.text))
             if clean:
                 parts.append(clean)
                 yield clean

@@ -71,3 +71,29 @@ def test_model_failure_becomes_a_clear_error():
 
     with pytest.raises(ModelError, match="cannot be reached"):
         answer("What is DroPE?", SOURCES, Down(messages=iter([])))
+
+
+def test_closing_the_answer_stream_closes_the_model_stream_at_once():
+    """Stop in the UI closes this generator; the model's stream must close too, not drain to the end."""
+    import time
+
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    closed = {}
+
+    class Slow(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            try:
+                for i in range(200):
+                    time.sleep(0.02)
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=f"w{i} "))
+            finally:
+                closed["at"] = time.monotonic()
+
+    stream = stream_answer("What is DroPE?", SOURCES, Slow(messages=iter([])))
+    for _ in range(3):
+        next(stream)
+    t0 = time.monotonic()
+    stream.close()
+    assert "at" in closed and closed["at"] - t0 < 0.5

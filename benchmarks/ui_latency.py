@@ -43,7 +43,7 @@ def main() -> None:
             page.goto(url)
             page.wait_for_selector("#question textarea")
             t0 = ask(page, q)
-            seen = wait_for_answer(page, turn=0, timeout_s=300)
+            seen = wait_for_answer(page, q, timeout_s=300)
             rows.append({"question": q, "sources_s": round(seen["sources"] - t0, 2),
                          "first_token_s": round(seen["first_token"] - t0, 2), "done_s": round(seen["done"] - t0, 2)})
             page.close()

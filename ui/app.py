@@ -176,8 +176,8 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
         inputs = [box, chatbot, turns, status, area, k]
         events = [
-            send.click(handler, inputs, [chatbot, turns], api_name="ask", trigger_mode="multiple"),
-            box.submit(handler, inputs, [chatbot, turns], api_visibility="private", trigger_mode="multiple"),
+            send.click(handler, inputs, [chatbot, turns], api_name="ask"),
+            box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),
         ]
         for event in events:
             event.then(lambda: "", None, box, api_visibility="private").then(

@@ -18,6 +18,8 @@ from rag.retrieve import Source
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _MD_SPECIAL = re.compile(r"([\[\]\(\)`*_\\])")
 OPENREVIEW = "https://openreview.net/forum?id="
+# Shown until the first token: a local model on a laptop CPU reads the papers for ~20 s before it writes.
+WAITING = "_Writing the answer... (a local model needs about 20 s to read the papers first; the papers are listed below)_"
 
 
 @dataclass
@@ -76,7 +78,7 @@ def sources_block(turn: int, sources: Sequence[Source]) -> str:
 
 def streaming_message(turn: int, sources: Sequence[Source], text: str) -> str:
     valid = {s.n for s in sources}
-    body = linkify(text, turn, valid) if text else "_Writing the answer..._"
+    body = linkify(text, turn, valid) if text else WAITING
     return f"{body}\n\n---\n{sources_block(turn, sources)}"
 
 

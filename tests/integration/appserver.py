@@ -93,14 +93,26 @@ def ask(page, question: str) -> float:
     return t0
 
 
-def wait_for_answer(page, turn: int, timeout_s: float = 240) -> dict:
-    """Poll the turn's assistant message until the references appear; times of each stage seen."""
+def _answer_row_text(page, question: str) -> str | None:
+    """Text of the assistant message right after the last user message equal to `question`."""
+    texts = page.locator("#chat .message-row").all_inner_texts()
+    for i in range(len(texts) - 2, -1, -1):
+        if texts[i].strip() == question.strip():
+            return texts[i + 1]
+    return None
+
+
+def wait_for_answer(page, question: str, timeout_s: float = 240) -> dict:
+    """Poll the answer to `question` until its references appear; monotonic times of each stage seen.
+
+    The answer is found by the question before it, not by position: the chat briefly re-renders its
+    rows when an answer finishes, so "the second bot message" can point at the wrong one for a moment.
+    """
     seen, t = {"texts": []}, time.monotonic()
     deadline = t + timeout_s
     while time.monotonic() < deadline:
-        bubbles = page.locator("#chat .message-row.bot-row, #chat [data-testid='bot']")
-        if bubbles.count() > turn:
-            text = bubbles.nth(turn).inner_text()
+        text = _answer_row_text(page, question)
+        if text is not None:
             now = time.monotonic()
             if "papers:" in text and "sources" not in seen:
                 seen["sources"] = now
@@ -115,4 +127,4 @@ def wait_for_answer(page, turn: int, timeout_s: float = 240) -> dict:
                 seen["final"] = text
                 return seen
         time.sleep(0.1)
-    raise AssertionError(f"no finished answer for turn {turn} in {timeout_s} s; last: {seen['texts'][-1:]}")
+    raise AssertionError(f"no finished answer to {question!r} in {timeout_s} s; last: {seen['texts'][-1:]}")

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from rag.retrieve import Source
 
-MAX_MARKER = 64  # longer bracketed text is prose, not a citation
+MAX_MARKER = 240  # longer bracketed text is prose, not a citation (a title-and-id citation fits)
 _PART_SPLIT = re.compile(r"\s*[,;]\s*|\]\s*\[|\s+and\s+")
 _NUMBER = re.compile(r"(?:sources?|papers?|refs?\.?|#)?\s*(\d{1,3})(?:\s*[-–]\s*(\d{1,3}))?", re.IGNORECASE)
 _OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{8,14}")
@@ -50,6 +50,9 @@ class CitationFilter:
 
     def _resolve(self, content: str) -> list[int] | None:
         """Source numbers named by a marker's content (0 for unknown ones); None if not a citation."""
+        named = [n for pid, n in self._by_id.items() if re.search(rf"\b{re.escape(pid)}\b", content)]
+        if named and len(content) > 16:  # "[Title (Poster, id RlPVSeKjoc)]": the model copied the source header
+            return named
         numbers: list[int] = []
         for part in _PART_SPLIT.split(content.strip()):
             match = _NUMBER.fullmatch(part)

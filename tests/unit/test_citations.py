@@ -39,6 +39,7 @@ def test_reference_list_holds_only_cited_papers():
     ("x [1-3].", "x [1][2][3]."),
     ("x [RVLMGPXt2i].", "x [2]."),
     ("x [ZZZZ9999zz].", "x."),  # looks like an OpenReview id, but was not retrieved
+    ("x [DroPE: Extending the Context (Poster, id RlPVSeKjoc)].", "x [1]."),  # a copied source header
 ])
 def test_marker_forms(raw, expected):
     assert clean_citations(raw, SRC)[0] == expected

@@ -1,15 +1,20 @@
-"""Stage 1, corpus: read paper records from JSONL (plain or .gz) and validate them line by line.
+"""Stage 1, corpus: read paper records and validate them line by line.
 
-A bad line never stops the load: it is reported with its file and line number, and every valid
-record is still returned.
+Formats (plain or .gz): JSONL of corpus records, CSV with the same columns (by the `.csv` suffix), and
+OpenReview API v2 notes, as JSONL or as one JSON document (a list, or {"notes": [...]}), recognised by
+their `content` dict. A bad line never stops the load: it is reported with its file and line number,
+and every valid record is still returned.
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
+import io
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +29,8 @@ KNOWN_EXTRA = {
 }
 MAX_ABSTRACT_CHARS = 20_000  # real abstracts are < 5,000; larger is a full text or a broken export
 MAX_TITLE_CHARS = 1_000
+# The corpus's status for every ICLR 2026 submission that was not accepted and not withdrawn early.
+NOT_ACCEPTED = "Not accepted (rejected / desk-rejected / withdrawn after 2025-11-22)"
 
 
 @dataclass(frozen=True)
@@ -139,56 +146,272 @@ def parse_record(obj: object) -> tuple[Paper, list[str]]:
     return paper, warnings
 
 
-def _open_lines(path: Path) -> Iterable[bytes]:
+# -- OpenReview API v2 notes ----------------------------------------------------------------------
+# `content` keys of a submission note -> corpus fields (first key present wins).
+NOTE_FIELDS = (("title", "title"), ("abstract", "abstract"), ("keywords", "keywords"),
+               ("primary_area", "primary_area"), ("TLDR", "tldr"), ("TL;DR", "tldr"), ("tldr", "tldr"))
+_ACCEPTED_VENUE = re.compile(r"ICLR \d{4} (Oral|Poster)( \(conditional\))?", re.IGNORECASE)
+_VENUEID_STATUS = {"Withdrawn_Submission": "Withdrawn", "Desk_Rejected_Submission": NOT_ACCEPTED,
+                   "Rejected_Submission": NOT_ACCEPTED}
+
+
+def is_note(obj: object) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("content"), dict)
+
+
+def _value(field: object) -> object:
+    """API v2 wraps every content field as {"value": ...}; v1 exports do not."""
+    return field.get("value") if isinstance(field, dict) else field
+
+
+def venue_status(venue: str, venueid: str = "") -> str | None:
+    """The corpus status for an OpenReview venue (e.g. "ICLR 2026 Oral"), or None if it is no ICLR decision."""
+    accepted = _ACCEPTED_VENUE.fullmatch(venue.strip())
+    if accepted:
+        return accepted.group(1).capitalize() + (" (conditional)" if accepted.group(2) else "")
+    lowered = venue.lower()
+    if "withdrawn" in lowered:
+        return "Withdrawn"
+    if lowered.startswith("submitted to") or "rejected" in lowered:  # after decisions, rejected papers keep this
+        return NOT_ACCEPTED
+    return _VENUEID_STATUS.get(venueid.rsplit("/", 1)[-1])
+
+
+def note_to_record(note: dict) -> tuple[dict, list[str]]:
+    """The corpus record of a submission note, and warnings; raises ValueError to skip it."""
+    if note.get("replyto"):
+        raise ValueError(f"a reply to {note['replyto']!r} (review or comment), not a submission")
+    pid = note.get("forum") or note.get("id")
+    if not isinstance(pid, str) or not pid.strip():
+        raise ValueError("note has no 'id' or 'forum'")
+    content = note["content"]
+    record: dict = {"id": pid, "url": f"https://openreview.net/forum?id={pid.strip()}"}
+    for key, name in NOTE_FIELDS:
+        if key in content and name not in record:
+            record[name] = _value(content[key])
+    venue, venueid = _value(content.get("venue")) or "", _value(content.get("venueid")) or ""
+    if not isinstance(venue, str) or not isinstance(venueid, str):
+        raise ValueError("content 'venue' and 'venueid' must be strings")
+    warnings = []
+    if venue or venueid:
+        status = venue_status(venue, venueid)
+        if status is None:
+            status = venue
+            warnings.append(f"venue {venue!r} is not an ICLR decision: kept as the status")
+        record["status"] = status
+    return record, warnings
+
+
+def parse_entry(obj: object) -> tuple[Paper, list[str]]:
+    """A corpus record or an OpenReview note, validated."""
+    if not is_note(obj):
+        return parse_record(obj)
+    record, warnings = note_to_record(obj)
+    paper, more = parse_record(record)
+    return paper, warnings + more
+
+
+# -- reading files: each reader yields (line number, decoded value or Problem) -------------------
+Entry = tuple[int, object]
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip(text: str, pos: int) -> int:
+    return _SPACE.match(text, pos).end()
+
+
+def _is_export(obj: object) -> bool:
+    """{"notes": [...]}: a whole export in one value."""
+    return isinstance(obj, dict) and isinstance(obj.get("notes"), list) and not is_note(obj)
+
+
+def _unwrap(obj: object) -> list[object]:
+    return obj["notes"] if _is_export(obj) else [obj]
+
+
+def _jsonl_entries(lines: Iterable[bytes], name: str) -> Iterator[Entry]:
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield lineno, Problem(name, lineno, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield lineno, Problem(name, lineno, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        for entry in _unwrap(obj):
+            yield lineno, entry
+
+
+def _array_elements(text: str, pos: int) -> Iterator[Entry]:
+    """(line, value) of each element of the valid JSON array that starts at text[pos]."""
+    line, last = 1 + text.count("\n", 0, pos), pos
+    pos = _skip(text, pos + 1)
+    while text[pos] != "]":
+        value, end = _DECODER.raw_decode(text, pos)
+        line, last = line + text.count("\n", last, pos), pos
+        yield line, value
+        pos = _skip(text, end)
+        if text[pos] == ",":
+            pos = _skip(text, pos + 1)
+
+
+def _member_start(text: str, pos: int, key: str) -> int:
+    """Where the value of `key` starts in the valid JSON object at text[pos] (the key is known to exist)."""
+    pos = _skip(text, pos + 1)
+    while True:
+        name, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ':'
+        if name == key:
+            return pos
+        _, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ','
+
+
+def _document_entries(data: bytes, name: str) -> Iterator[Entry]:
+    """Entries of one JSON document, each with the line it starts on; JSONL if the bytes are not one document."""
+    try:
+        text = data.decode("utf-8")
+        doc = json.loads(text)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        yield line, Problem(name, line, f"not valid UTF-8 ({exc.reason}): nothing loaded from this JSON document")
+        return
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" or exc.lineno == 1:  # several values, or a broken first line: JSONL
+            yield from _jsonl_entries(io.BytesIO(data), name)
+            return
+        yield exc.lineno, Problem(name, exc.lineno, f"malformed JSON: {exc.msg} at column {exc.colno}; "
+                                                    "nothing loaded from this JSON document")
+        return
+    pos = _skip(text, 0)
+    if _is_export(doc):
+        pos = _member_start(text, pos, "notes")
+    if text[pos] == "[":
+        yield from _array_elements(text, pos)
+    else:
+        yield 1 + text.count("\n", 0, pos), doc
+
+
+def _json_entries(stream, name: str) -> Iterator[Entry]:
+    """JSONL streamed line by line, unless the first line does not hold a JSON object on its own."""
+    head: list[bytes] = []
+    for raw in stream:
+        head.append(raw)
+        if raw.strip():
+            break
+    first = head[-1] if head else b""
+    try:
+        jsonl = isinstance(json.loads(first), dict)
+    except ValueError:  # also UnicodeDecodeError
+        jsonl = False
+    if jsonl or not first.strip():
+        yield from _jsonl_entries(_chain(head, stream), name)
+    else:
+        yield from _document_entries(b"".join(head) + stream.read(), name)
+
+
+def _chain(head: list[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield from head
+    yield from rest
+
+
+def _csv_entries(stream, name: str) -> Iterator[Entry]:
+    """Rows of a CSV file with a header of corpus field names; quoted cells may span lines."""
+    # errors="replace" keeps one bad byte from ending the file; rows holding U+FFFD are then skipped
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
+    reader = csv.reader(text)
+    header = [h.strip() for h in next(reader, [])]
+    if not header:
+        return
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        yield 1, Problem(name, 1, f"CSV header lacks column(s) {', '.join(map(repr, missing))}: "
+                                  "nothing loaded from this file")
+        return
+    unknown = sorted(set(header) - set(REQUIRED) - set(OPTIONAL) - KNOWN_EXTRA)
+    if unknown:  # once for the file, not once per row
+        yield 1, Problem(name, 1, f"ignored unknown column(s) {', '.join(unknown)}", skipped=False)
+    columns = set(REQUIRED) | set(OPTIONAL)
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield start, Problem(name, start, f"malformed CSV: {exc}")
+            start = reader.line_num + 1
+            continue
+        lineno, start = start, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield lineno, Problem(name, lineno, f"row has {len(row)} fields, the header has {len(header)}")
+        elif any("\ufffd" in cell for cell in row):
+            yield lineno, Problem(name, lineno, "not valid UTF-8")
+        else:
+            yield lineno, {h: cell for h, cell in zip(header, row) if h in columns}
+
+
+def is_csv(path: Path) -> bool:
+    return path.name.lower().endswith((".csv", ".csv.gz"))
+
+
+def _open_binary(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return path.open("rb")
 
 
-def load_jsonl(path: str | Path, report: LoadReport | None = None, seen: set[str] | None = None) -> LoadReport:
-    """Load one JSONL file (plain or .gz) into `report`, skipping and reporting bad lines."""
+def _add(report: LoadReport, seen: set[str], name: str, lineno: int, obj: object) -> None:
+    try:
+        paper, warnings = parse_entry(obj)
+    except ValueError as exc:
+        report.problems.append(Problem(name, lineno, str(exc)))
+        return
+    if paper.id in seen:
+        report.problems.append(Problem(name, lineno, f"duplicate id {paper.id!r}: kept the first record"))
+        return
+    seen.add(paper.id)
+    report.papers.append(paper)
+    report.problems.extend(Problem(name, lineno, w, skipped=False) for w in warnings)
+
+
+def load_file(path: str | Path, report: LoadReport | None = None, seen: set[str] | None = None) -> LoadReport:
+    """Load one corpus file (JSONL, JSON notes or CSV; plain or .gz) into `report`, reporting bad lines."""
     path = Path(path)
     report = report if report is not None else LoadReport()
     seen = seen if seen is not None else {p.id for p in report.papers}
     if not path.exists():
-        raise CorpusError(f"{path}: no such file. Pass the path of a corpus JSONL file (plain or .gz).")
+        raise CorpusError(f"{path}: no such file. Pass the path of a corpus file (JSONL, JSON or CSV; plain or .gz).")
     if path.is_dir():
-        raise CorpusError(f"{path} is a directory: pass the JSONL file(s) inside it.")
+        raise CorpusError(f"{path} is a directory: pass the corpus file(s) inside it.")
     name = str(path)
+    entries = _csv_entries if is_csv(path) else _json_entries
     lineno = 0
     try:
-        with _open_lines(path) as lines:
-            for lineno, raw in enumerate(lines, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    report.problems.append(Problem(name, lineno, f"not valid UTF-8 ({exc.reason} at byte {exc.start})"))
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    report.problems.append(Problem(name, lineno, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-                    continue
-                try:
-                    paper, warnings = parse_record(obj)
-                except ValueError as exc:
-                    report.problems.append(Problem(name, lineno, str(exc)))
-                    continue
-                if paper.id in seen:
-                    report.problems.append(Problem(name, lineno, f"duplicate id {paper.id!r}: kept the first record"))
-                    continue
-                seen.add(paper.id)
-                report.papers.append(paper)
-                report.problems.extend(Problem(name, lineno, w, skipped=False) for w in warnings)
+        with _open_binary(path) as stream:
+            for lineno, entry in entries(stream, name):
+                if isinstance(entry, Problem):
+                    report.problems.append(entry)
+                else:
+                    _add(report, seen, name, lineno, entry)
     except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
         if lineno == 0 and not report.papers:
-            raise CorpusError(f"{path}: cannot be read ({exc}). Is it a JSONL or JSONL.gz file?") from exc
+            raise CorpusError(f"{path}: cannot be read ({exc}). Is it a JSONL, JSON or CSV file (plain or .gz)?") from exc
         report.problems.append(Problem(name, lineno + 1, f"file is truncated or corrupt from here on ({exc})"))
     if not report.papers and not report.problems:
         report.problems.append(Problem(name, 0, "the file holds no records"))
     return report
+
+
+load_jsonl = load_file  # its name from before CSV and OpenReview notes were read too
 
 
 def load_corpus(paths: Iterable[str | Path]) -> LoadReport:
@@ -196,5 +419,5 @@ def load_corpus(paths: Iterable[str | Path]) -> LoadReport:
     report = LoadReport()
     seen: set[str] = set()
     for path in paths:
-        load_jsonl(path, report, seen)
+        load_file(path, report, seen)
     return report

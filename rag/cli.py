@@ -103,8 +103,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperchat", description="Chat with the ICLR 2026 papers, offline, with citations.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ingest = sub.add_parser("ingest", help="load corpus JSONL files (plain or .gz) into the index")
-    ingest.add_argument("paths", nargs="+", help="corpus files, e.g. corpus/iclr2026_seed.jsonl")
+    ingest = sub.add_parser("ingest", help="load corpus files into the index")
+    ingest.add_argument("paths", nargs="+", help="corpus JSONL, CSV or OpenReview notes (JSON/JSONL), plain or .gz, "
+                                                 "e.g. corpus/iclr2026_seed.jsonl")
     ingest.set_defaults(func=cmd_ingest)
 
     ask = sub.add_parser("ask", help="answer one question with cited papers")

@@ -12,6 +12,7 @@ import csv
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -298,27 +299,27 @@ def _document_entries(data: bytes, name: str) -> Iterator[Entry]:
         yield 1 + text.count("\n", 0, pos), doc
 
 
+def _starts_a_document(first: bytes) -> bool:
+    """A first line that is a JSON list, or no whole JSON value, starts one (pretty-printed) JSON document."""
+    try:
+        return not isinstance(json.loads(first), dict)
+    except UnicodeDecodeError:  # a bad line of JSONL, reported as such
+        return False
+    except ValueError:
+        return True
+
+
 def _json_entries(stream, name: str) -> Iterator[Entry]:
-    """JSONL streamed line by line, unless the first line does not hold a JSON object on its own."""
+    """JSONL streamed line by line, or the entries of one JSON document, as the first line shows."""
     head: list[bytes] = []
     for raw in stream:
         head.append(raw)
         if raw.strip():
             break
-    first = head[-1] if head else b""
-    try:
-        jsonl = isinstance(json.loads(first), dict)
-    except ValueError:  # also UnicodeDecodeError
-        jsonl = False
-    if jsonl or not first.strip():
-        yield from _jsonl_entries(_chain(head, stream), name)
-    else:
+    if head and _starts_a_document(head[-1]):
         yield from _document_entries(b"".join(head) + stream.read(), name)
-
-
-def _chain(head: list[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
-    yield from head
-    yield from rest
+    else:
+        yield from _jsonl_entries(itertools.chain(head, stream), name)
 
 
 def _csv_entries(stream, name: str) -> Iterator[Entry]:

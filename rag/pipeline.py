@@ -16,7 +16,7 @@ from rag.errors import EmptyIndexError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.retrieve import Filters, Source, retrieve, search_query
+from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve, search_query
 from rag.settings import Settings
 
 
@@ -47,6 +47,7 @@ class Pipeline:
         self._llm = llm
         self._server: LocalModelServer | None = None
         self._lock = threading.Lock()
+        self._areas: list[str] | None = None  # primary areas in the index, read once, reset by ingest
 
     # -- the chat model ----------------------------------------------------------------------
     @property
@@ -80,6 +81,7 @@ class Pipeline:
     def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats]:
         report = load_corpus(paths)
         stats = self.index.ingest(report.papers, progress=progress)
+        self._areas = None
         return report, stats
 
     def ensure_ingested(self, progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats] | None:
@@ -87,6 +89,12 @@ class Pipeline:
         if not self.index.is_empty():
             return None
         return self.ingest_files(self.settings.corpus, progress=progress)
+
+    def stated_filters(self, question: str) -> Filters:
+        """Constraints the question states itself ("oral papers on ...", "in the X area")."""
+        if self._areas is None:
+            self._areas = primary_areas(self.index)
+        return constraints_in(question, self._areas)
 
     def retrieve(self, question: str, filters: Filters | None = None, k: int | None = None) -> list[Source]:
         if self.index.is_empty():
@@ -96,6 +104,7 @@ class Pipeline:
     def stream(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer."""
+        filters = merge_filters(filters, self.stated_filters(question))
         sources = self.retrieve(search_query(question, history), filters, k)
         yield SourcesEvent(sources)
         for item in stream_answer(question, sources, self.llm, history):

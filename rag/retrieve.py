@@ -55,6 +55,37 @@ class Source:
         return " ... ".join(self.passages)
 
 
+_AREA = re.compile(r"""(?:['‘"“]([^'’"”]{3,120})['’"”]|\bin the ([a-z][a-z ,&()/-]{2,100}?))\s*(?:primary\s+)?area""",
+                   re.IGNORECASE)
+
+
+def constraints_in(question: str, known_areas: Sequence[str] = ()) -> Filters:
+    """Metadata constraints stated in the question: "accepted", "oral", "poster", "in the X area".
+
+    An area counts only if it is one of `known_areas` (case-insensitive): a misread area would
+    otherwise filter every paper out.
+    """
+    text = question.lower()
+    if re.search(r"\boral\b|口头报告|oral论文", text):
+        statuses = STATUS_GROUPS["Oral"]
+    elif re.search(r"\bposters?\b|海报", text):
+        statuses = STATUS_GROUPS["Poster"]
+    elif re.search(r"\baccepted\b|被接收|录用|接收的", text):
+        statuses = STATUS_GROUPS["All accepted"]
+    else:
+        statuses = ()
+    known = {a.lower(): a for a in known_areas}
+    named = (next(g for g in m.groups() if g).strip().lower() for m in _AREA.finditer(question))
+    areas = tuple(dict.fromkeys(known[a] for a in named if a in known))
+    return Filters(statuses=statuses, primary_areas=areas)
+
+
+def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
+    """What the user picked in the UI wins; constraints stated in the question fill the rest."""
+    chosen = chosen or Filters()
+    return Filters(statuses=chosen.statuses or stated.statuses, primary_areas=chosen.primary_areas or stated.primary_areas)
+
+
 def primary_areas(index: PaperIndex) -> list[str]:
     """The primary areas present in the index (one read of the first chunk of every paper)."""
     got = index.collection.get(where={"chunk": 0}, include=["metadatas"])

@@ -1,0 +1,179 @@
+"""Evaluation: retrieval (and, optionally, answer) figures on labeled questions, per kind and language.
+
+Question format: ../shared/eval/README.md (`qid`, `kind`, `lang`, `question` or `turns`, `gold`,
+`also_relevant`). A hit is a gold or `also_relevant` paper.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from rag.errors import CorpusError
+from rag.retrieve import Filters, Source
+
+KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
+
+Retrieve = Callable[[str, list[tuple[str, str]], Filters | None], list[Source]]
+
+
+def load_questions(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such questions file (JSONL, one labeled question per line).")
+    questions = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{lineno}: malformed JSON ({exc.msg}).") from exc
+        if q.get("kind") not in KINDS:
+            raise CorpusError(f"{path}:{lineno}: unknown kind {q.get('kind')!r}; expected one of {', '.join(KINDS)}.")
+        questions.append(q)
+    return questions
+
+
+def _rank_of(ids: list[str], relevant: set[str]) -> int | None:
+    return next((i for i, pid in enumerate(ids, start=1) if pid in relevant), None)
+
+
+def _satisfies(source: Source, filters: Filters) -> bool:
+    p = source.paper
+    return (not filters.statuses or p.status in filters.statuses) and \
+        (not filters.primary_areas or p.primary_area in filters.primary_areas)
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return round(statistics.fmean(values), 3) if values else None
+
+
+def _group(rows: list[dict], metrics: dict[str, Callable[[list[dict]], float | None]]) -> dict:
+    out = {name: fn(rows) for name, fn in metrics.items()}
+    out["n"] = len(rows)
+    by_lang = defaultdict(list)
+    for r in rows:
+        by_lang[r["lang"]].append(r)
+    out["by_lang"] = {lang: {**{name: fn(rs) for name, fn in metrics.items()}, "n": len(rs)}
+                      for lang, rs in sorted(by_lang.items())}
+    return out
+
+
+def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
+                       stated: Callable[[str], Filters] = lambda q: Filters()) -> tuple[dict, list[dict]]:
+    """Retrieval figures (top 10 papers per question) and one row per question for inspection."""
+    rows: list[dict] = []
+    latencies: list[float] = []
+    for q in questions:
+        relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
+        row = {"qid": q["qid"], "kind": q["kind"], "lang": q["lang"]}
+        if q["kind"] == "followup":
+            history: list[tuple[str, str]] = []
+            hits = []
+            for turn in q["turns"]:
+                t0 = time.perf_counter()
+                sources = retrieve(turn["question"], history, None)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                ids = [s.paper.id for s in sources]
+                hits.append(bool(set(ids[:5]) & set(turn["gold"])))
+                # The eval has no model: the "answer" shown to the next turn names the top papers.
+                history.append((turn["question"], " ".join(f"[{s.n}] {s.paper.title}" for s in sources[:3])))
+            row["turn_hits"] = hits
+        else:
+            filters = stated(q["question"])
+            t0 = time.perf_counter()
+            sources = retrieve(q["question"], [], filters)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            ids = [s.paper.id for s in sources]
+            row["retrieved"] = ids
+            row["rank"] = _rank_of(ids, relevant)
+            row["both_gold_top10"] = set(q.get("gold", [])) <= set(ids[:10])
+            if q["kind"] == "filtered":
+                top = sources[:5]
+                row["constraint5"] = sum(_satisfies(s, filters) for s in top) / len(top) if top else 0.0
+        rows.append(row)
+
+    def recall(k):
+        return lambda rs: _mean(1.0 if r["rank"] and r["rank"] <= k else 0.0 for r in rs)
+
+    def mrr(rs):
+        return _mean(1.0 / r["rank"] if r["rank"] and r["rank"] <= 10 else 0.0 for r in rs)
+
+    by_kind = defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
+    report = {
+        "lookup": _group(by_kind["lookup"], {"recall@1": recall(1), "recall@5": recall(5),
+                                             "recall@10": recall(10), "mrr@10": mrr}),
+        "compare": _group(by_kind["compare"], {"both_gold_top10": lambda rs: _mean(float(r["both_gold_top10"]) for r in rs)}),
+        "followup": _group(by_kind["followup"], {"turn_recall@5": lambda rs: _mean(float(h) for r in rs for h in r["turn_hits"])}),
+        "filtered": _group(by_kind["filtered"], {"recall@5": recall(5),
+                                                 "constraint_precision@5": lambda rs: _mean(r["constraint5"] for r in rs)}),
+        "unanswerable": _group(by_kind["unanswerable"], {}),
+        "latency_ms": {"p50": round(_pct(latencies, 0.5), 1), "p95": round(_pct(latencies, 0.95), 1),
+                       "n": len(latencies)} if latencies else {},
+    }
+    return report, rows
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def format_report(report: dict) -> str:
+    """A short plain-text table of the figures."""
+    lines = []
+    for kind in KINDS:
+        figures = report.get(kind) or {}
+        shown = {k: v for k, v in figures.items() if k not in ("by_lang",)}
+        langs = "; ".join(f"{lang}: " + ", ".join(f"{k} {v}" for k, v in vals.items())
+                          for lang, vals in figures.get("by_lang", {}).items())
+        lines.append(f"{kind:13s} " + ", ".join(f"{k} {v}" for k, v in shown.items()) + (f"  [{langs}]" if langs else ""))
+    if report.get("latency_ms"):
+        lat = report["latency_ms"]
+        lines.append(f"retrieval latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['n']} queries")
+    return "\n".join(lines)
+
+
+def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -> tuple[dict, list[dict]]:
+    """Ingest `corpus` (if given; unchanged papers cost nothing), then evaluate retrieval on the questions."""
+    if corpus:
+        pipeline.ingest_files(corpus)
+    questions = load_questions(questions_path)
+    k = max(10, pipeline.settings.retrieval.k)
+
+    def retrieve(question, history, filters):
+        from rag.retrieve import search_query
+
+        return pipeline.retrieve(search_query(question, history), filters, k=k)
+
+    return evaluate_retrieval(questions, retrieve, pipeline.stated_filters)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m rag.evaluate QUESTIONS.jsonl [--corpus PATH ...] [--json]` (retrieval figures)."""
+    import argparse
+
+    from rag.pipeline import build_pipeline
+    from rag.settings import load_settings
+
+    ap = argparse.ArgumentParser(prog="paperchat eval", description="Retrieval figures on labeled questions.")
+    ap.add_argument("questions")
+    ap.add_argument("--corpus", action="append", help="corpus file(s) to ingest first")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    with build_pipeline(load_settings()) as pipeline:
+        report, _ = run(pipeline, args.questions, args.corpus)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,6 +48,13 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     report, stats = pipeline.ingest_files(args.paths, progress=Progress("ingest"))
     _print_load_report(report, stats, time.monotonic() - t0)
+    if args.prune and report.skipped:
+        # a paper on a skipped line (or past a truncation) is one the user meant to keep
+        print(f"not pruned: {len(report.skipped)} lines were skipped, and the papers on them would have been "
+              "deleted. Fix them and run again.", file=sys.stderr)
+    elif args.prune:
+        removed = pipeline.index.prune(p.id for p in report.papers)
+        print(f"pruned {removed} papers that are not in the given files")
     return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
@@ -106,6 +113,8 @@ def make_parser() -> argparse.ArgumentParser:
     ingest = sub.add_parser("ingest", help="load corpus files into the index")
     ingest.add_argument("paths", nargs="+", help="corpus JSONL, CSV or OpenReview notes (JSON/JSONL), plain or .gz, "
                                                  "e.g. corpus/iclr2026_seed.jsonl")
+    ingest.add_argument("--prune", action="store_true",
+                        help="then delete from the index every paper that is not in these files")
     ingest.set_defaults(func=cmd_ingest)
 
     ask = sub.add_parser("ask", help="answer one question with cited papers")

@@ -24,6 +24,8 @@ from rag.errors import IndexError_
 from rag.settings import ChromaSettings, Settings
 
 INDEX_SCHEMA = 1  # bump when the chunk layout or metadata changes meaning
+READ_PAGE = 5_000  # ids per read when listing the whole collection
+DELETE_BATCH = 1_000  # below Chroma's max batch size in every mode
 
 
 def collection_identity(settings: Settings) -> dict:
@@ -152,6 +154,29 @@ class PaperIndex:
             if progress:
                 progress(min(start + batch_papers, len(papers)), len(papers))
         return stats
+
+    def paper_ids(self) -> set[str]:
+        """Every paper with at least one stored chunk."""
+        return {paper for paper, _ in self._chunk_ids()}
+
+    def prune(self, keep_ids: Iterable[str]) -> int:
+        """Delete every paper not in `keep_ids` (all its chunks); returns how many papers went."""
+        keep = set(keep_ids)
+        doomed = [(paper, chunk) for paper, chunk in self._chunk_ids() if paper not in keep]
+        for i in range(0, len(doomed), DELETE_BATCH):
+            self.collection.delete(ids=[chunk for _, chunk in doomed[i:i + DELETE_BATCH]])
+        return len({paper for paper, _ in doomed})
+
+    def _chunk_ids(self) -> list[tuple[str, str]]:
+        """(paper id, chunk id) of every stored chunk, read in pages (ids only, no vectors or text)."""
+        found, offset = [], 0
+        while True:
+            page = self.collection.get(include=[], limit=READ_PAGE, offset=offset)["ids"]
+            # chunk ids are `<paper id>:<n>` (chunking.chunk_paper); paper ids may hold ':' themselves
+            found.extend((chunk.rsplit(":", 1)[0], chunk) for chunk in page)
+            if len(page) < READ_PAGE:
+                return found
+            offset += READ_PAGE
 
     # -- reading ---------------------------------------------------------------------------
     def search(self, query: str, k: int, where: dict | None = None) -> list[tuple[Document, float]]:

@@ -4,7 +4,7 @@ import pytest
 
 from rag.cli import EXIT_ERROR, EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
-from rag.settings import SHIPPED_CORPUS
+from rag.settings import SHIPPED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings, fake_chat
 
 
@@ -48,3 +48,27 @@ def test_errors_are_one_line_not_a_traceback(factory, tmp_path, capsys):
     assert main(["ingest", str(tmp_path / "missing.jsonl")], pipeline_factory=factory) == EXIT_ERROR
     err = capsys.readouterr().err
     assert err.startswith("paperchat: error:") and "no such file" in err and "Traceback" not in err
+
+
+def test_ingest_prune_deletes_papers_not_in_the_files(factory, tmp_path, capsys):
+    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    subset = tmp_path / "subset.jsonl"
+    subset.write_text("\n".join(SHIPPED_CORPUS.read_text().splitlines()[:5]) + "\n")
+    capsys.readouterr()
+    assert main(["ingest", "--prune", str(subset)], pipeline_factory=factory) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "5 unchanged" in out and "pruned 14 papers that are not in the given files" in out
+    assert main(["ingest", "--prune", str(subset)], pipeline_factory=factory) == EXIT_OK
+    assert "pruned 0 papers" in capsys.readouterr().out
+
+
+def test_ingest_prune_refuses_when_lines_were_skipped(factory, tmp_path, capsys):
+    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(SHIPPED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
+    capsys.readouterr()
+    assert main(["ingest", "--prune", str(broken)], pipeline_factory=factory) == EXIT_SKIPPED
+    captured = capsys.readouterr()
+    assert "not pruned: 1 lines were skipped" in captured.err and "pruned" not in captured.out
+    with factory(Settings()) as pipeline:
+        assert len(pipeline.index.paper_ids()) == 19

@@ -106,6 +106,17 @@ def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    from rag.evaluate import format_report, run
+
+    if not args.retrieval_only:
+        print("paperchat eval: answer-level figures are not implemented yet; showing retrieval figures.",
+              file=sys.stderr)
+    report, _ = run(pipeline, args.questions, args.corpus)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
+    return EXIT_OK
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperchat", description="Chat with the ICLR 2026 papers, offline, with citations.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -129,6 +140,13 @@ def make_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 7860)")
     serve.set_defaults(func=cmd_serve)
+
+    ev = sub.add_parser("eval", help="retrieval figures on labeled questions (see ../shared/eval/README.md)")
+    ev.add_argument("questions", help="questions JSONL, e.g. ../shared/eval/dev/questions.jsonl")
+    ev.add_argument("--corpus", action="append", help="corpus file(s) to ingest first (repeatable)")
+    ev.add_argument("--retrieval-only", action="store_true", help="skip the model (the only mode so far)")
+    ev.add_argument("--json", action="store_true", help="one JSON object: lookup, compare, followup, filtered, unanswerable")
+    ev.set_defaults(func=cmd_eval)
     return parser
 
 

@@ -156,24 +156,3 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -
 
     return evaluate_retrieval(questions, retrieve, pipeline.stated_filters)
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m rag.evaluate QUESTIONS.jsonl [--corpus PATH ...] [--json]` (retrieval figures)."""
-    import argparse
-
-    from rag.pipeline import build_pipeline
-    from rag.settings import load_settings
-
-    ap = argparse.ArgumentParser(prog="paperchat eval", description="Retrieval figures on labeled questions.")
-    ap.add_argument("questions")
-    ap.add_argument("--corpus", action="append", help="corpus file(s) to ingest first")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    with build_pipeline(load_settings()) as pipeline:
-        report, _ = run(pipeline, args.questions, args.corpus)
-    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -72,3 +72,14 @@ def test_ingest_prune_refuses_when_lines_were_skipped(factory, tmp_path, capsys)
     assert "not pruned: 1 lines were skipped" in captured.err and "pruned" not in captured.out
     with factory(Settings()) as pipeline:
         assert len(pipeline.index.paper_ids()) == 19
+
+
+def test_eval_prints_json_figures(factory, tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],
+                                     "question": "Dropping positional embedding extends context of pretrained LLMs?"}) + "\n")
+    assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--retrieval-only", "--json"],
+                pipeline_factory=factory) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"lookup", "compare", "followup", "filtered", "unanswerable"}
+    assert report["lookup"]["recall@1"] == 1.0 and report["lookup"]["by_lang"]["en"]["n"] == 1

@@ -32,7 +32,7 @@ class Progress:
         bar = "#" * filled + "-" * (width - filled)
         self.stream.write(f"\r{self.label} [{bar}] {done}/{total} papers  {rate:.1f}/s  ETA {eta:.0f}s ")
         if done >= total:
-            self.stream.write(f"\n")
+            self.stream.write("\n")
         self.stream.flush()
 
 

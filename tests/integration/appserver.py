@@ -32,34 +32,43 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(env: dict, log_path: Path, timeout: float = 300) -> Iterator[str]:
-    """`paperchat serve` in a subprocess; yields its URL once it answers HTTP, stops it afterwards."""
-    port = free_port()
-    env = dict(env, PAPERCHAT_UI__PORT=str(port))
+def serving(cmd: list[str], ready_url: str, env: dict, log_path: Path, timeout: float,
+            what: str) -> Iterator[subprocess.Popen]:
+    """Run a server subprocess, wait until `ready_url` answers 200, stop it (terminate, then kill) after."""
     log = log_path.open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"the app exited ({proc.returncode}):\n{log_path.read_text()[-3000:]}")
+                raise RuntimeError(f"{what} exited ({proc.returncode}):\n{log_path.read_text()[-3000:]}")
             try:
-                if httpx.get(url, timeout=2).status_code == 200:
+                if httpx.get(ready_url, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the app did not come up in {timeout} s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url
+                raise RuntimeError(f"{what} did not come up in {timeout} s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield proc
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
         log.close()
+
+
+@contextlib.contextmanager
+def running_app(env: dict, log_path: Path, timeout: float = 300) -> Iterator[str]:
+    """`paperchat serve` in a subprocess; yields its URL once it answers HTTP, stops it afterwards."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with serving([sys.executable, "-m", "rag.cli", "serve"], url, dict(env, PAPERCHAT_UI__PORT=str(port)),
+                 log_path, timeout, "the app"):
+        yield url
 
 
 @contextlib.contextmanager

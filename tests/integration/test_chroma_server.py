@@ -3,14 +3,11 @@
 clear error line."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 
 from rag.corpus import load_file
@@ -19,16 +16,11 @@ from rag.index import make_client
 from rag.offline import prime_tiktoken
 from rag.settings import SHIPPED_CORPUS, Settings
 from tests.conftest import NETGUARD, REPO
+from tests.integration.appserver import free_port, serving
 from tests.unit.index_checks import CHECKS, Store
 
 pytestmark = pytest.mark.integration
 CHROMA = Path(sys.executable).with_name("chroma")  # installed with chromadb
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -51,29 +43,9 @@ def chroma_server(tmp_path_factory):
     port, path = free_port(), tmp_path_factory.mktemp("chroma-server")
     env = dict(os.environ, ANONYMIZED_TELEMETRY="False",
                PYTHONPATH=os.pathsep.join([str(NETGUARD), str(REPO)]))  # its Python part stays offline too
-    log = open(path / "server.log", "w")
-    server = subprocess.Popen([sys.executable, str(CHROMA), "run", "--host", "127.0.0.1", "--port", str(port),
-                               "--path", str(path / "db")], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (path / "server.log").read_text()[-3000:]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "chroma run did not answer its heartbeat in 60 s"
-            time.sleep(0.2)
+    cmd = [sys.executable, str(CHROMA), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(path / "db")]
+    with serving(cmd, f"http://127.0.0.1:{port}/api/v2/heartbeat", env, path / "server.log", 60, "chroma run"):
         yield port
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 @pytest.fixture(params=["embedded", "http"])

@@ -3,15 +3,14 @@ served by llama.cpp on 127.0.0.1, and the CLI in a subprocess with non-loopback 
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
 from rag.pipeline import build_pipeline
+from tests.integration.appserver import running_app
 from rag.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -53,39 +52,15 @@ def test_cli_ask_json_offline(data_dir, guarded_env):
     assert not os.path.exists(netlog), open(netlog).read()  # no attempt to leave the machine
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_serve_brings_up_the_app_on_loopback(data_dir, guarded_env):
-    port = _free_port()
-    env = dict(guarded_env, PAPERCHAT_DATA_DIR=str(data_dir), PAPERCHAT_UI__PORT=str(port))
-    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "serve"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stdout.read()
-            try:
-                page = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
-                if page.status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
-        else:
-            pytest.fail("the app did not come up")
-        assert "PaperChat" in page.text
+def test_serve_brings_up_the_app_on_loopback(data_dir, guarded_env, tmp_path):
+    env = dict(guarded_env, PAPERCHAT_DATA_DIR=str(data_dir))
+    with running_app(env, tmp_path / "app.log") as url:
+        assert "PaperChat" in httpx.get(url, timeout=10).text
         from gradio_client import Client
 
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        result = client.predict(QUESTION, api_name="/ask")
+        result = Client(url, verbose=False).predict(QUESTION, api_name="/ask")
         chat = result[0] if isinstance(result, tuple) else result  # gr.State outputs are not returned
         final = chat[-1]["content"]
         final = final if isinstance(final, str) else json.dumps(final)
         assert "RlPVSeKjoc" in final, final  # the reference list links the DroPE paper
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     assert not os.path.exists(env["NETGUARD_LOG"]), open(env["NETGUARD_LOG"]).read()

@@ -23,6 +23,7 @@ from rag.prompts import (
     SYSTEM_PROMPT,
 )
 from rag.retrieve import Source
+from rag.rewrite import HistoryItem, exchanges
 
 ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
@@ -64,15 +65,16 @@ def format_sources(sources: Sequence[Source]) -> str:
     )
 
 
-def history_messages(history: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    """(question, answer) pairs of earlier turns as chat messages, most recent last."""
+def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
+    """Earlier turns as chat messages, most recent last; an answer names the papers its [n] meant."""
     messages: list[BaseMessage] = []
-    for question, answer in list(history)[-MAX_HISTORY_TURNS:]:
-        messages += [HumanMessage(question), AIMessage(answer)]
+    for turn in exchanges(history)[-MAX_HISTORY_TURNS:]:
+        shown = "; ".join(f"[{i}] {title}" for i, title in enumerate(turn.papers, start=1))
+        messages += [HumanMessage(turn.question), AIMessage(turn.answer + (f"\n(Papers: {shown})" if shown else ""))]
     return messages
 
 
-def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[tuple[str, str]] = ()) -> dict:
+def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> dict:
     chinese = is_chinese(question)
     return {
         "sources": format_sources(sources),
@@ -96,7 +98,7 @@ def _model_error(exc: Exception) -> ModelError:
 
 
 def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
-                  history: Sequence[tuple[str, str]] = ()) -> Iterator[str | Answer]:
+                  history: Sequence[HistoryItem] = ()) -> Iterator[str | Answer]:
     """Yield clean answer text as it is written, then the final `Answer` (always last)."""
     sources = list(sources)
     if not sources:
@@ -129,7 +131,7 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
 
 
 def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
-           history: Sequence[tuple[str, str]] = ()) -> Answer:
+           history: Sequence[HistoryItem] = ()) -> Answer:
     """The whole answer at once."""
     result = None
     for item in stream_answer(question, sources, llm, history):

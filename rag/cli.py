@@ -53,7 +53,7 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
         print(f"not pruned: {len(report.skipped)} lines were skipped, and the papers on them would have been "
               "deleted. Fix them and run again.", file=sys.stderr)
     elif args.prune:
-        removed = pipeline.index.prune(p.id for p in report.papers)
+        removed = pipeline.prune(p.id for p in report.papers)
         print(f"pruned {removed} papers that are not in the given files")
     return EXIT_SKIPPED if report.skipped else EXIT_OK
 

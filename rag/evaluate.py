@@ -15,10 +15,13 @@ from pathlib import Path
 
 from rag.errors import CorpusError
 from rag.retrieve import Filters, Source
+from rag.rewrite import Exchange
 
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
+SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the second one" can point to
 
-Retrieve = Callable[[str, list[tuple[str, str]], Filters | None], list[Source]]
+Retrieve = Callable[[str, Filters | None], list[Source]]  # (query, filters) -> papers, best first
+Rewrite = Callable[[str, list[Exchange]], tuple[str, bool]]  # (question, history) -> (query, model wrote it)
 
 
 def load_questions(path: str | Path) -> list[dict]:
@@ -66,30 +69,44 @@ def _group(rows: list[dict], metrics: dict[str, Callable[[list[dict]], float | N
 
 
 def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
-                       stated: Callable[[str], Filters] = lambda q: Filters()) -> tuple[dict, list[dict]]:
-    """Retrieval figures (top 10 papers per question) and one row per question for inspection."""
+                       stated: Callable[[str], Filters] = lambda q: Filters(),
+                       rewrite: Rewrite = lambda question, history: (question, False)) -> tuple[dict, list[dict]]:
+    """Retrieval figures (top 10 papers per question) and one row per question for inspection.
+
+    Search latency and model rewriting latency are timed apart (rewriting only when the model ran).
+    """
     rows: list[dict] = []
     latencies: list[float] = []
+    rewrite_ms: list[float] = []
+
+    def search(question: str, history: list[Exchange], filters: Filters | None) -> tuple[str, list[Source]]:
+        t0 = time.perf_counter()
+        query, by_model = rewrite(question, history)
+        t1 = time.perf_counter()
+        sources = retrieve(query, filters)
+        latencies.append((time.perf_counter() - t1) * 1000)
+        if by_model:
+            rewrite_ms.append((t1 - t0) * 1000)
+        return query, sources
+
     for q in questions:
         relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
         row = {"qid": q["qid"], "kind": q["kind"], "lang": q["lang"]}
         if q["kind"] == "followup":
-            history: list[tuple[str, str]] = []
-            hits = []
+            history: list[Exchange] = []
+            hits, queries = [], []
             for turn in q["turns"]:
-                t0 = time.perf_counter()
-                sources = retrieve(turn["question"], history, None)
-                latencies.append((time.perf_counter() - t0) * 1000)
+                query, sources = search(turn["question"], history, None)
                 ids = [s.paper.id for s in sources]
                 hits.append(bool(set(ids[:5]) & set(turn["gold"])))
-                # The eval has no model: the "answer" shown to the next turn names the top papers.
-                history.append((turn["question"], " ".join(f"[{s.n}] {s.paper.title}" for s in sources[:3])))
+                queries.append(query)
+                # The eval has no answer model: the next turn sees the papers the app would have shown.
+                history.append(Exchange(turn["question"], "", tuple(s.paper.title for s in sources[:SHOWN])))
             row["turn_hits"] = hits
+            row["queries"] = queries
         else:
             filters = stated(q["question"])
-            t0 = time.perf_counter()
-            sources = retrieve(q["question"], [], filters)
-            latencies.append((time.perf_counter() - t0) * 1000)
+            row["query"], sources = search(q["question"], [], filters)
             ids = [s.paper.id for s in sources]
             row["retrieved"] = ids
             row["rank"] = _rank_of(ids, relevant)
@@ -116,10 +133,16 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
         "filtered": _group(by_kind["filtered"], {"recall@5": recall(5),
                                                  "constraint_precision@5": lambda rs: _mean(r["constraint5"] for r in rs)}),
         "unanswerable": _group(by_kind["unanswerable"], {}),
-        "latency_ms": {"p50": round(_pct(latencies, 0.5), 1), "p95": round(_pct(latencies, 0.95), 1),
-                       "n": len(latencies)} if latencies else {},
+        "latency_ms": _latency(latencies),
+        "rewrite_latency_ms": _latency(rewrite_ms),
     }
     return report, rows
+
+
+def _latency(values: list[float]) -> dict:
+    if not values:
+        return {}
+    return {"p50": round(_pct(values, 0.5), 1), "p95": round(_pct(values, 0.95), 1), "n": len(values)}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -139,6 +162,9 @@ def format_report(report: dict) -> str:
     if report.get("latency_ms"):
         lat = report["latency_ms"]
         lines.append(f"retrieval latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['n']} queries")
+    if report.get("rewrite_latency_ms"):
+        lat = report["rewrite_latency_ms"]
+        lines.append(f"model query rewriting p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['n']} rewrites")
     return "\n".join(lines)
 
 
@@ -149,10 +175,12 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -
     questions = load_questions(questions_path)
     k = max(10, pipeline.settings.retrieval.k)
 
-    def retrieve(question, history, filters):
-        from rag.retrieve import search_query
+    def rewrite(question, history):
+        query = pipeline.search_query(question, history)
+        return query.text, query.rewritten
 
-        return pipeline.retrieve(search_query(question, history), filters, k=k)
+    def retrieve(query, filters):
+        return pipeline.retrieve(query, filters, k=k)
 
-    return evaluate_retrieval(questions, retrieve, pipeline.stated_filters)
+    return evaluate_retrieval(questions, retrieve, pipeline.stated_filters, rewrite)
 

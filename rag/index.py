@@ -1,4 +1,5 @@
-"""Stage 2c, index: chunks and their vectors in Chroma, in a collection named after what made them.
+"""Stage 2c, index: chunks and their vectors in Chroma, in a collection named after what made them,
+with a BM25 twin (rag.lexical) that every write updates too.
 
 The collection name hashes the embedding model and the chunking settings, so changing either never
 mixes vectors; re-ingesting unchanged papers embeds nothing (content hashes on every chunk).
@@ -17,10 +18,11 @@ from langchain_chroma import Chroma
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from rag.chunking import chunk_paper, make_splitter, paper_from_metadata
+from rag.chunking import chunk_paper, chunk_text, make_splitter, paper_from_metadata
 from rag.corpus import Paper
 from rag.embeddings import embedding_identity
 from rag.errors import IndexError_
+from rag.lexical import LexicalIndex
 from rag.settings import ChromaSettings, Settings
 
 INDEX_SCHEMA = 1  # bump when the chunk layout or metadata changes meaning
@@ -96,6 +98,25 @@ class PaperIndex:
         stored = (self.store._collection.metadata or {}).get("paperchat_identity")
         if stored and json.loads(stored) != self.identity:  # only a hash collision could get here
             raise IndexError_(f"Collection {self.name} was made with {stored}, not {self.identity}.")
+        self.lexical = LexicalIndex(settings.lexical_dir / f"{self.name}.sqlite")
+        self.sync_lexical()
+
+    def sync_lexical(self) -> bool:
+        """Rebuild the BM25 twin from Chroma when their chunk counts differ; True if it was rebuilt."""
+        if self.lexical.count() == self.count_chunks():
+            return False
+        self.lexical.rebuild(self._all_documents())
+        return True
+
+    def _all_documents(self) -> Iterable[Document]:
+        offset = 0
+        while True:
+            page = self.collection.get(include=["documents", "metadatas"], limit=READ_PAGE, offset=offset)
+            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"]):
+                yield Document(id=chunk_id, page_content=text, metadata=meta)
+            if len(page["ids"]) < READ_PAGE:
+                return
+            offset += READ_PAGE
 
     @property
     def collection(self):
@@ -144,11 +165,15 @@ class PaperIndex:
                 else:
                     stats.papers_new += 1
                 to_write.extend(chunks)
+            # The BM25 twin is written first: if we die before Chroma, the paper still looks changed to
+            # Chroma's content hashes, so the next run writes both again.
             if stale:
+                self.lexical.delete(stale)
                 self.collection.delete(ids=stale)
             step = self.settings.embedding.batch_size
             for i in range(0, len(to_write), step):
                 part = to_write[i:i + step]
+                self.lexical.upsert(part)
                 self.store.add_documents(part, ids=[d.id for d in part])
                 stats.chunks_written += len(part)
             if progress:
@@ -164,7 +189,9 @@ class PaperIndex:
         keep = set(keep_ids)
         doomed = [(paper, chunk) for paper, chunk in self._chunk_ids() if paper not in keep]
         for i in range(0, len(doomed), DELETE_BATCH):
-            self.collection.delete(ids=[chunk for _, chunk in doomed[i:i + DELETE_BATCH]])
+            ids = [chunk for _, chunk in doomed[i:i + DELETE_BATCH]]
+            self.collection.delete(ids=ids)
+            self.lexical.delete(ids)
         return len({paper for paper, _ in doomed})
 
     def _chunk_ids(self) -> list[tuple[str, str]]:
@@ -185,6 +212,15 @@ class PaperIndex:
         k = max(1, min(k, self.count_chunks()))
         hits = self.store.similarity_search_by_vector_with_relevance_scores(vector, k=k, filter=where or None)
         return [(doc, 1.0 - distance) for doc, distance in hits]
+
+    def lexical_search(self, query: str, k: int, statuses: Sequence[str] = (),
+                       primary_areas: Sequence[str] = ()) -> list[tuple[Document, float]]:
+        """The k best chunks by BM25 (higher is better), under the same status/area filters."""
+        hits = []
+        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas):
+            hits.append((Document(id=chunk_id, page_content=chunk_text(title, body),
+                                  metadata={"paper_id": paper_id, "title": title}), score))
+        return hits
 
     def get_papers(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
         """Full records (with abstracts) of the given papers, from their first chunks."""

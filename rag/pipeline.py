@@ -16,13 +16,15 @@ from rag.errors import EmptyIndexError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve, search_query
+from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
+from rag.rewrite import HistoryItem, Query, exchanges, needs_rewrite, rewrite_query
 from rag.settings import Settings
 
 
 @dataclass(frozen=True)
 class SourcesEvent:
     sources: list[Source]
+    query: Query | None = None  # what was searched (the rewritten query, when the model wrote one)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,11 @@ class Pipeline:
         self._areas = None
         return report, stats
 
+    def prune(self, keep_ids) -> int:
+        removed = self.index.prune(keep_ids)
+        self._areas = None
+        return removed
+
     def ensure_ingested(self, progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats] | None:
         """On first start, ingest the configured corpus (the shipped seed papers by default)."""
         if not self.index.is_empty():
@@ -101,16 +108,23 @@ class Pipeline:
             raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
         return retrieve(self.index, question, self.settings.retrieval, filters, k)
 
-    def stream(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
+    def search_query(self, question: str, history: Sequence[HistoryItem] = ()) -> Query:
+        """The standalone query to search for (rag.rewrite); the model is asked only when it helps."""
+        turns = exchanges(history)
+        wanted = self.settings.retrieval.rewrite == "auto" and needs_rewrite(question, turns)
+        return rewrite_query(question, turns, self.llm if wanted else None)
+
+    def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer."""
         filters = merge_filters(filters, self.stated_filters(question))
-        sources = self.retrieve(search_query(question, history), filters, k)
-        yield SourcesEvent(sources)
+        query = self.search_query(question, history)
+        sources = self.retrieve(query.text, filters, k)
+        yield SourcesEvent(sources, query)
         for item in stream_answer(question, sources, self.llm, history):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
 
-    def ask(self, question: str, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None) -> Answer:
+    def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None) -> Answer:
         for event in self.stream(question, history, filters):
             if isinstance(event, DoneEvent):
                 return event.answer

@@ -36,3 +36,20 @@ INSTRUCTIONS_ZH = (
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
 )
+
+# Query rewriting (rag.rewrite): one short model call turns a follow-up or a non-English question into
+# the standalone English query that both indexes search (the default embedder and BM25 read English).
+REWRITE_SYSTEM_PROMPT = (
+    "You write search queries for a search engine over English abstracts of ICLR 2026 papers. "
+    "Given a conversation and the user's latest message, write one standalone English search query "
+    "that says what the latest message is looking for. Translate any non-English text into precise "
+    "English technical terms. Replace words such as 'it', 'they', 'their method', 'the second one' with "
+    "the title of the paper they point to, taken from the papers shown earlier. If the latest message "
+    "starts a new topic, do not carry over the earlier topic. Reply with the query only, on one line."
+)
+
+REWRITE_TEMPLATE = """{history}Latest message: {question}
+
+Standalone English search query:"""
+
+REWRITE_HISTORY_TEMPLATE = "Earlier turn {n}:\nUser: {question}\nPapers shown: {papers}\n\n"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import tiktoken
+from langchain_core.documents import Document
 
 from rag.chunking import body_of
 from rag.corpus import Paper
@@ -118,11 +119,38 @@ def _truncate(text: str, max_tokens: int, encoding: tiktoken.Encoding) -> str:
     return text if len(tokens) <= max_tokens else encoding.decode(tokens[:max_tokens]) + " ..."
 
 
+def _fuse(ranked_lists: Sequence[tuple[float, list[Document]]], rrf_k: int) -> list[tuple[Document, float]]:
+    """Reciprocal rank fusion of chunk lists (weight, chunks best first) into one list, best first."""
+    scores: dict[str, float] = {}
+    docs: dict[str, Document] = {}
+    for weight, ranked in ranked_lists:
+        for rank, doc in enumerate(ranked, start=1):
+            scores[doc.id] = scores.get(doc.id, 0.0) + weight / (rrf_k + rank)
+            docs.setdefault(doc.id, doc)
+    return sorted(((docs[i], score) for i, score in scores.items()), key=lambda pair: -pair[1])
+
+
+def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, filters: Filters,
+                  fetch_k: int) -> list[tuple[Document, float]]:
+    """Chunks best first, by the configured mode (dense, lexical, or both fused)."""
+    lists = []
+    if settings.mode in ("hybrid", "dense"):
+        dense = index.search(query, k=fetch_k, where=filters.where())
+        if settings.mode == "dense":
+            return dense
+        lists.append((1.0, [doc for doc, _ in dense]))
+    lexical = index.lexical_search(query, fetch_k, filters.statuses, filters.primary_areas)
+    if settings.mode == "lexical":
+        return lexical
+    lists.append((settings.lexical_weight, [doc for doc, _ in lexical]))
+    return _fuse(lists, settings.rrf_k)
+
+
 def retrieve(index: PaperIndex, question: str, settings: RetrievalSettings, filters: Filters | None = None,
              k: int | None = None) -> list[Source]:
     """Search chunks, keep each paper's best chunks (in rank order), return the top k papers."""
     k = k or settings.k
-    hits = index.search(question, k=max(settings.fetch_k, k), where=(filters or Filters()).where())
+    hits = search_chunks(index, question, settings, filters or Filters(), max(settings.fetch_k, k))
     best: dict[str, tuple[float, list[str]]] = {}
     for doc, score in hits:  # hits arrive best first
         pid = doc.metadata["paper_id"]
@@ -134,7 +162,9 @@ def retrieve(index: PaperIndex, question: str, settings: RetrievalSettings, filt
     records = index.get_papers(list(best))
     encoding = tiktoken.get_encoding(index.settings.chunking.encoding)
     sources = []
-    for n, (pid, (score, passages)) in enumerate(best.items(), start=1):
+    for pid, (score, passages) in best.items():
+        if pid not in records:  # in the BM25 twin but gone from Chroma (a prune cut short); skip it
+            continue
         budget, kept = settings.max_source_tokens, []
         for passage in passages:
             used = len(encoding.encode(passage, disallowed_special=()))
@@ -144,5 +174,5 @@ def retrieve(index: PaperIndex, question: str, settings: RetrievalSettings, filt
             budget -= used
             if budget <= 0:
                 break
-        sources.append(Source(n=n, paper=records[pid], score=score, passages=tuple(kept)))
+        sources.append(Source(n=len(sources) + 1, paper=records[pid], score=score, passages=tuple(kept)))
     return sources

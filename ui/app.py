@@ -18,6 +18,7 @@ from rag.citations import clean_citations
 from rag.errors import PaperChatError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
 from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
+from rag.rewrite import Exchange
 from ui import render
 from ui.render import Turn
 
@@ -76,8 +77,9 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     chat = chat + [{"role": "user", "content": render.esc(question)},
                    {"role": "assistant", "content": "_Searching the papers..._"}]
     yield list(chat), turns
-    history = [(t.question, t.answer.text) for t in turns if t.answer.text]
-    done, sources, text = list(turns), [], ""
+    history = [Exchange(t.question, t.answer.text, tuple(s.paper.title for s in t.answer.sources))
+               for t in turns if t.answer.text]
+    done, sources, text, searched = list(turns), [], "", ""
     stream = pipeline.stream(question, history=history, filters=filters, k=k)
     try:
         for event in stream:
@@ -85,21 +87,23 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
                 stream.close()  # closes the HTTP stream, so the model server stops too
                 text, cites, _ = clean_citations(text, sources)
                 stopped = Answer(question, text, sources, cites)
-                turns = done + [Turn(question, stopped)]
-                chat[-1] = {"role": "assistant", "content": render.final_message(index, stopped) + "\n\n_Stopped._"}
+                turns = done + [Turn(question, stopped, searched)]
+                chat[-1] = {"role": "assistant",
+                            "content": render.final_message(index, stopped, searched) + "\n\n_Stopped._"}
                 yield list(chat), turns
                 return
             if isinstance(event, SourcesEvent):
                 sources = event.sources
+                searched = event.query.text if event.query and event.query.rewritten else ""
                 # The turn is in the state from now on, so its sources can be opened while the model writes.
-                turns = done + [Turn(question, Answer(question, "", sources))]
-                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, "")}
+                turns = done + [Turn(question, Answer(question, "", sources), searched)]
+                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, "", searched)}
             elif isinstance(event, TokenEvent):
                 text += event.text
-                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, text)}
+                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, text, searched)}
             elif isinstance(event, DoneEvent):
-                turns = done + [Turn(question, event.answer)]
-                chat[-1] = {"role": "assistant", "content": render.final_message(index, event.answer)}
+                turns = done + [Turn(question, event.answer, searched)]
+                chat[-1] = {"role": "assistant", "content": render.final_message(index, event.answer, searched)}
             yield list(chat), turns  # a new list per step: each yielded state stays as it was
     except PaperChatError as exc:
         chat[-1] = {"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}

@@ -28,6 +28,7 @@ class Turn:
 
     question: str
     answer: Answer
+    searched: str = ""  # the model-written search query, when the question was rewritten
 
 
 def esc(text: str) -> str:
@@ -76,13 +77,17 @@ def sources_block(turn: int, sources: Sequence[Source]) -> str:
     return f"**Reading {len(sources)} papers:**\n\n{lines}"
 
 
-def streaming_message(turn: int, sources: Sequence[Source], text: str) -> str:
+def searched_line(searched: str) -> str:
+    return f"<sub>Searched for: {esc_inline(searched)}</sub>\n\n" if searched else ""
+
+
+def streaming_message(turn: int, sources: Sequence[Source], text: str, searched: str = "") -> str:
     valid = {s.n for s in sources}
     body = linkify(text, turn, valid) if text else WAITING
-    return f"{body}\n\n---\n{sources_block(turn, sources)}"
+    return f"{body}\n\n---\n{searched_line(searched)}{sources_block(turn, sources)}"
 
 
-def final_message(turn: int, answer: Answer) -> str:
+def final_message(turn: int, answer: Answer, searched: str = "") -> str:
     valid = {s.n for s in answer.sources}
     parts = [linkify(answer.text, turn, valid)]
     cited = {c.n for c in answer.citations}
@@ -96,6 +101,8 @@ def final_message(turn: int, answer: Answer) -> str:
     others = [s for s in answer.sources if s.n not in cited]
     if others:
         parts.append("<sub>Also retrieved: " + " · ".join(source_line(turn, s) for s in others) + "</sub>")
+    if searched:
+        parts.append(searched_line(searched).strip())
     return "\n\n".join(parts)
 
 

@@ -43,6 +43,7 @@ def assert_complete(index: PaperIndex) -> None:
     by_paper = defaultdict(list)
     for chunk_id, meta in zip(got["ids"], got["metadatas"]):
         by_paper[meta["paper_id"]].append((chunk_id, meta["n_chunks"], meta["content_hash"]))
+    assert index.lexical.chunk_ids() == set(got["ids"])  # the BM25 twin holds exactly the same chunks
     for pid, chunks in by_paper.items():
         n = chunks[0][1]
         assert sorted(c for c, _, _ in chunks) == sorted(f"{pid}:{i}" for i in range(n)), pid

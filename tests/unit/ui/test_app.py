@@ -63,3 +63,14 @@ def test_stop_closes_the_stream_and_keeps_the_partial_answer():
     assert "_Stopped._" in final_chat[-1]["content"]
     assert turns[0].answer.text.startswith("DroPE drops positional") and len(turns[0].answer.text) < 200
     assert [c.id for c in turns[0].answer.citations] in ([], ["RlPVSeKjoc"])
+
+
+def test_followup_is_searched_by_the_model_written_query_and_shows_it():
+    pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1].",
+                                       "LookaheadKV KV cache eviction",  # the rewrite of the follow-up
+                                       "LookaheadKV evicts entries [1]."))
+    chat, turns = list(respond(pipeline, QUESTION, [], []))[-1]
+    chat, turns = list(respond(pipeline, "How does the KV one differ from it?", chat, turns))[-1]
+    assert turns[1].searched == "LookaheadKV KV cache eviction"
+    assert "Searched for: LookaheadKV KV cache eviction" in chat[-1]["content"]
+    assert turns[1].answer.sources[0].paper.title.startswith("LookaheadKV")

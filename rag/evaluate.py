@@ -20,8 +20,9 @@ from rag.rewrite import Exchange
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
 SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the second one" can point to
 
-Retrieve = Callable[[str, Filters | None], list[Source]]  # (query, filters) -> papers, best first
-Rewrite = Callable[[str, list[Exchange]], tuple[str, bool]]  # (question, history) -> (query, model wrote it)
+Retrieve = Callable[[tuple[str, ...], Filters | None], list[Source]]  # (queries, filters) -> papers, best first
+# (question, history) -> (queries to search and fuse, whether the model wrote them)
+Rewrite = Callable[[str, list[Exchange]], tuple[tuple[str, ...], bool]]
 
 
 def load_questions(path: str | Path) -> list[dict]:
@@ -70,7 +71,7 @@ def _group(rows: list[dict], metrics: dict[str, Callable[[list[dict]], float | N
 
 def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
                        stated: Callable[[str], Filters] = lambda q: Filters(),
-                       rewrite: Rewrite = lambda question, history: (question, False)) -> tuple[dict, list[dict]]:
+                       rewrite: Rewrite = lambda question, history: ((question,), False)) -> tuple[dict, list[dict]]:
     """Retrieval figures (top 10 papers per question) and one row per question for inspection.
 
     Search latency and model rewriting latency are timed apart (rewriting only when the model ran).
@@ -81,13 +82,13 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
 
     def search(question: str, history: list[Exchange], filters: Filters | None) -> tuple[str, list[Source]]:
         t0 = time.perf_counter()
-        query, by_model = rewrite(question, history)
+        queries, by_model = rewrite(question, history)
         t1 = time.perf_counter()
-        sources = retrieve(query, filters)
+        sources = retrieve(queries, filters)
         latencies.append((time.perf_counter() - t1) * 1000)
         if by_model:
             rewrite_ms.append((t1 - t0) * 1000)
-        return query, sources
+        return " | ".join(queries), sources
 
     for q in questions:
         relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
@@ -177,7 +178,7 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -
 
     def rewrite(question, history):
         query = pipeline.search_query(question, history)
-        return query.text, query.rewritten
+        return query.all, query.rewritten
 
     def retrieve(query, filters):
         return pipeline.retrieve(query, filters, k=k)

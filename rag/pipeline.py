@@ -21,6 +21,9 @@ from rag.rewrite import HistoryItem, Query, exchanges, needs_rewrite, rewrite_qu
 from rag.settings import Settings
 
 
+REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
+
+
 @dataclass(frozen=True)
 class SourcesEvent:
     sources: list[Source]
@@ -103,7 +106,7 @@ class Pipeline:
             self._areas = primary_areas(self.index)
         return constraints_in(question, self._areas)
 
-    def retrieve(self, question: str, filters: Filters | None = None, k: int | None = None) -> list[Source]:
+    def retrieve(self, question: str | Sequence[str], filters: Filters | None = None, k: int | None = None) -> list[Source]:
         if self.index.is_empty():
             raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
         return retrieve(self.index, question, self.settings.retrieval, filters, k)
@@ -112,14 +115,14 @@ class Pipeline:
         """The standalone query to search for (rag.rewrite); the model is asked only when it helps."""
         turns = exchanges(history)
         wanted = self.settings.retrieval.rewrite == "auto" and needs_rewrite(question, turns)
-        return rewrite_query(question, turns, self.llm if wanted else None)
+        return rewrite_query(question, turns, self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer."""
         filters = merge_filters(filters, self.stated_filters(question))
         query = self.search_query(question, history)
-        sources = self.retrieve(query.text, filters, k)
+        sources = self.retrieve(query.all, filters, k)
         yield SourcesEvent(sources, query)
         for item in stream_answer(question, sources, self.llm, history):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)

@@ -146,11 +146,15 @@ def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, fi
     return _fuse(lists, settings.rrf_k)
 
 
-def retrieve(index: PaperIndex, question: str, settings: RetrievalSettings, filters: Filters | None = None,
-             k: int | None = None) -> list[Source]:
-    """Search chunks, keep each paper's best chunks (in rank order), return the top k papers."""
+def retrieve(index: PaperIndex, question: str | Sequence[str], settings: RetrievalSettings,
+             filters: Filters | None = None, k: int | None = None) -> list[Source]:
+    """Search chunks, keep each paper's best chunks (in rank order), return the top k papers.
+    Several queries (a rewritten follow-up and the message itself) are searched alike and fused."""
     k = k or settings.k
-    hits = search_chunks(index, question, settings, filters or Filters(), max(settings.fetch_k, k))
+    queries = [question] if isinstance(question, str) else list(question)
+    fetch_k = max(settings.fetch_k, k)
+    runs = [search_chunks(index, q, settings, filters or Filters(), fetch_k) for q in queries]
+    hits = runs[0] if len(runs) == 1 else _fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
     best: dict[str, tuple[float, list[str]]] = {}
     for doc, score in hits:  # hits arrive best first
         pid = doc.metadata["paper_id"]

@@ -50,6 +50,11 @@ class Query:
     text: str
     rewritten: bool  # True when the chat model wrote it
     reason: str = ""  # why it was (or was not) rewritten, for the eval and the logs
+    also: tuple[str, ...] = ()  # further queries searched and fused with `text` (see rewrite_query)
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return (self.text, *self.also)
 
 
 def is_foreign(question: str) -> bool:
@@ -60,10 +65,10 @@ def is_foreign(question: str) -> bool:
 
 def needs_rewrite(question: str, history: Sequence[Exchange]) -> str:
     """The reason a model should rewrite this question, or "" when it is searched as it is."""
-    if is_foreign(question):
-        return "translate"
     if history:
         return "followup"
+    if is_foreign(question):
+        return "translate"
     return ""
 
 
@@ -84,18 +89,32 @@ def clean_query(text: str) -> str:
     return line.strip(" \"'`“”")[:MAX_QUERY_CHARS]
 
 
+def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
+    """The model's standalone English query, or "" when its reply is unusable."""
+    text = clean_query(str(llm.invoke(rewrite_messages(question, history)).content))
+    return "" if is_foreign(text) else text
+
+
 def rewrite_query(question: str, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:
-    """The query to search for `question` (see the module docstring)."""
+    """The query (or queries) to search for `question` (see the module docstring).
+
+    A follow-up is searched twice and the results fused: once as the model rewrote it with the
+    history (resolves "the second one"), and once as the message says on its own (translated if need
+    be), because a small model sometimes carries the old topic into a question that starts a new one.
+    Measured on the dev follow-ups: benchmarks/README.md.
+    """
     reason = needs_rewrite(question, history)
     fallback = search_query(question, [(t.question, t.answer) for t in history])
     if not reason or llm is None:
         return Query(fallback, False, reason and "no model")
     try:
-        reply = llm.invoke(rewrite_messages(question, history))
+        text = _ask(llm, question, history)
+        own = ""
+        if reason == "followup":
+            own = _ask(llm, question, []) if is_foreign(question) else question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
         return Query(fallback, False, f"{reason}: model failed")
-    text = clean_query(str(reply.content))
-    if not text or is_foreign(text) and reason == "translate":
+    if not text:
         return Query(fallback, False, f"{reason}: unusable rewrite")
-    return Query(text, True, reason)
+    return Query(text, True, reason, tuple(q for q in (own,) if q and q != text))

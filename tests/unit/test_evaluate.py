@@ -23,7 +23,8 @@ RANKING = {"q1": "ABCD", "q2": "DCBA", "q3": "ABCD", "q4": "BXYZA", "t1": "ABCD"
 STATUS = {"A": "Oral", "B": "Poster", "C": "Oral", "D": "Poster", "X": "Poster", "Y": "Poster", "Z": "Poster"}
 
 
-def retrieve(question, filters):
+def retrieve(queries, filters):
+    question = queries[0]
     return [Source(n, Paper(id=pid, title=pid, abstract="a", status=STATUS[pid]), 1.0 / n)
             for n, pid in enumerate(RANKING[question], start=1)]
 

@@ -71,3 +71,12 @@ def test_no_model_means_no_rewrite():
 def test_clean_query_bounds_length():
     assert len(clean_query("word " * 500)) <= 400
     assert clean_query("\n\n  Search query: `graph transformers`  ") == "graph transformers"
+
+
+def test_followup_also_searches_the_message_on_its_own():
+    query = rewrite_query("How does the second one differ?", [SHOWN], Recorder("LookaheadKV versus DroPE"))
+    assert query.all == ("LookaheadKV versus DroPE", "How does the second one differ?")
+    model = Recorder("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
+    query = rewrite_query("有评测多轮CBT心理咨询的基准吗？", [SHOWN], model)
+    assert query.all == ("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
+    assert "Earlier turn" in model.prompts[0] and "Earlier turn" not in model.prompts[1]  # translated alone

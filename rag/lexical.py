@@ -31,6 +31,7 @@ existing way ways show shows find look looking kind kinds one ones e g eg etc li
 """.split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+SCHEMA = 2  # PRAGMA user_version of the file layout below
 MAX_QUERY_TERMS = 48  # a 100,000-character question still makes a bounded query
 
 
@@ -52,6 +53,13 @@ class LexicalIndex:
         self._lock = threading.Lock()  # one connection shared by the app's worker threads
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:  # older layout: start afresh
+            self._db.execute("DROP TABLE IF EXISTS chunks")
+            self._db.execute("DROP TABLE IF EXISTS ids")
+            self._db.execute(f"PRAGMA user_version = {SCHEMA}")
+        # `ids` gives every chunk id a row number, the FTS5 rowid of that chunk: FTS5 cannot index an
+        # UNINDEXED column, so replacing or deleting by chunk id would otherwise scan the whole table.
+        self._db.execute("CREATE TABLE IF NOT EXISTS ids (n INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL)")
         self._db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5("
             "chunk_id UNINDEXED, paper_id UNINDEXED, status UNINDEXED, primary_area UNINDEXED, "
@@ -63,11 +71,19 @@ class LexicalIndex:
 
     def count(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            return self._db.execute("SELECT count(*) FROM ids").fetchone()[0]
 
     def chunk_ids(self) -> set[str]:
         with self._lock:
             return {row[0] for row in self._db.execute("SELECT chunk_id FROM chunks")}
+
+    def _rows_of(self, chunk_ids: Sequence[str]) -> list[int]:
+        found = []
+        for chunk_id in chunk_ids:
+            row = self._db.execute("SELECT n FROM ids WHERE chunk_id = ?", (chunk_id,)).fetchone()
+            if row:
+                found.append(row[0])
+        return found
 
     def upsert(self, documents: Sequence[Document]) -> None:
         """Store chunks (replacing any with the same id) in one transaction."""
@@ -77,20 +93,26 @@ class LexicalIndex:
                  d.metadata.get("title", ""), body_of(d)) for d in documents]
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(r[0],) for r in rows])
-            self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("DELETE FROM chunks WHERE rowid = ?", [(n,) for n in self._rows_of([r[0] for r in rows])])
+            self._db.executemany("INSERT OR IGNORE INTO ids (chunk_id) VALUES (?)", [(r[0],) for r in rows])
+            numbered = [(self._rows_of([r[0]])[0], *r) for r in rows]
+            self._db.executemany("INSERT INTO chunks (rowid, chunk_id, paper_id, status, primary_area, title, body) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", numbered)
             self._db.execute("COMMIT")
 
     def delete(self, chunk_ids: Iterable[str]) -> None:
+        chunk_ids = list(chunk_ids)
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(c,) for c in chunk_ids])
+            self._db.executemany("DELETE FROM chunks WHERE rowid = ?", [(n,) for n in self._rows_of(chunk_ids)])
+            self._db.executemany("DELETE FROM ids WHERE chunk_id = ?", [(c,) for c in chunk_ids])
             self._db.execute("COMMIT")
 
     def rebuild(self, documents: Iterable[Document]) -> int:
         """Replace everything with `documents` (the vector store's chunks); returns how many."""
         with self._lock:
             self._db.execute("DELETE FROM chunks")
+            self._db.execute("DELETE FROM ids")
         n = 0
         batch: list[Document] = []
         for doc in documents:

@@ -69,6 +69,7 @@ def test_ingest_keeps_the_twin_in_step_and_a_lost_twin_is_rebuilt(tmp_path):
     # Lose rows behind the index's back (as a kill -9 between the two writes would): reopening repairs it.
     db = sqlite3.connect(index.lexical.path)
     db.execute("DELETE FROM chunks WHERE chunk_id = 'Kvcache001:0'")
+    db.execute("DELETE FROM ids WHERE chunk_id = 'Kvcache001:0'")
     db.commit()
     db.close()
     reopened = PaperIndex(make_client(settings), WordHashEmbeddings(), settings)

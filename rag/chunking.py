@@ -47,8 +47,13 @@ def paper_from_metadata(metadata: dict) -> Paper:
     )
 
 
+def keyword_key(keyword: str) -> str:
+    """How a keyword is matched by the keyword filter: case and surrounding space do not count."""
+    return " ".join(keyword.lower().split())
+
+
 def paper_metadata(paper: Paper) -> dict:
-    return {
+    metadata = {
         "paper_id": paper.id,
         "title": paper.title,
         "status": paper.status,
@@ -58,6 +63,9 @@ def paper_metadata(paper: Paper) -> dict:
         "tldr": paper.tldr,
         "content_hash": paper.content_hash(),
     }
+    if paper.keywords:  # an array, so the keyword filter can use Chroma's $contains (no empty arrays allowed)
+        metadata["keyword_list"] = sorted({keyword_key(k) for k in paper.keywords if k.strip()})
+    return metadata
 
 
 def chunk_paper(paper: Paper, splitter: RecursiveCharacterTextSplitter) -> list[Document]:

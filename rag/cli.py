@@ -66,7 +66,8 @@ def _ensure_ingested(pipeline: Pipeline) -> None:
 
 
 def _filters(args: argparse.Namespace) -> Filters:
-    return Filters(statuses=tuple(args.status or ()), primary_areas=tuple(args.area or ()))
+    return Filters(statuses=tuple(args.status or ()), primary_areas=tuple(args.area or ()),
+                   keywords=tuple(args.keyword or ()))
 
 
 def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
@@ -134,6 +135,8 @@ def make_parser() -> argparse.ArgumentParser:
     ask.add_argument("--k", type=int, default=None, help="papers to retrieve (default: PAPERCHAT_RETRIEVAL__K)")
     ask.add_argument("--status", action="append", help="only papers with this status (repeatable), e.g. Oral")
     ask.add_argument("--area", action="append", help="only papers in this primary area (repeatable)")
+    ask.add_argument("--keyword", action="append",
+                     help="only papers that list this keyword, case-insensitive (repeatable: all must match)")
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="start the web app")

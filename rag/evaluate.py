@@ -50,7 +50,8 @@ def _rank_of(ids: list[str], relevant: set[str]) -> int | None:
 def _satisfies(source: Source, filters: Filters) -> bool:
     p = source.paper
     return (not filters.statuses or p.status in filters.statuses) and \
-        (not filters.primary_areas or p.primary_area in filters.primary_areas)
+        (not filters.primary_areas or p.primary_area in filters.primary_areas) and \
+        all(k.lower() in {kw.lower() for kw in p.keywords} for k in filters.keywords)
 
 
 def _mean(values: Iterable[float]) -> float | None:

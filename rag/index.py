@@ -25,7 +25,7 @@ from rag.errors import IndexError_
 from rag.lexical import LexicalIndex
 from rag.settings import ChromaSettings, Settings
 
-INDEX_SCHEMA = 1  # bump when the chunk layout or metadata changes meaning
+INDEX_SCHEMA = 2  # 2: keyword_list array metadata; bump when the chunk layout or metadata changes meaning
 READ_PAGE = 5_000  # ids per read when listing the whole collection
 DELETE_BATCH = 1_000  # below Chroma's max batch size in every mode
 
@@ -213,11 +213,11 @@ class PaperIndex:
         hits = self.store.similarity_search_by_vector_with_relevance_scores(vector, k=k, filter=where or None)
         return [(doc, 1.0 - distance) for doc, distance in hits]
 
-    def lexical_search(self, query: str, k: int, statuses: Sequence[str] = (),
-                       primary_areas: Sequence[str] = ()) -> list[tuple[Document, float]]:
-        """The k best chunks by BM25 (higher is better), under the same status/area filters."""
+    def lexical_search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
+                       keywords: Sequence[str] = ()) -> list[tuple[Document, float]]:
+        """The k best chunks by BM25 (higher is better), under the same status/area/keyword filters."""
         hits = []
-        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas):
+        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas, keywords):
             hits.append((Document(id=chunk_id, page_content=chunk_text(title, body),
                                   metadata={"paper_id": paper_id, "title": title}), score))
         return hits

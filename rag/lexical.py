@@ -31,7 +31,7 @@ existing way ways show shows find look looking kind kinds one ones e g eg etc li
 """.split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-SCHEMA = 2  # PRAGMA user_version of the file layout below
+SCHEMA = 3  # PRAGMA user_version of the file layout below
 MAX_QUERY_TERMS = 48  # a 100,000-character question still makes a bounded query
 
 
@@ -62,7 +62,7 @@ class LexicalIndex:
         self._db.execute("CREATE TABLE IF NOT EXISTS ids (n INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL)")
         self._db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5("
-            "chunk_id UNINDEXED, paper_id UNINDEXED, status UNINDEXED, primary_area UNINDEXED, "
+            "chunk_id UNINDEXED, paper_id UNINDEXED, status UNINDEXED, primary_area UNINDEXED, keywords UNINDEXED, "
             "title, body, tokenize='porter unicode61 remove_diacritics 2')"
         )
 
@@ -90,14 +90,15 @@ class LexicalIndex:
         from rag.chunking import body_of
 
         rows = [(d.id, d.metadata["paper_id"], d.metadata.get("status", ""), d.metadata.get("primary_area", ""),
-                 d.metadata.get("title", ""), body_of(d)) for d in documents]
+                 "|" + "|".join(d.metadata.get("keyword_list") or ()) + "|", d.metadata.get("title", ""), body_of(d))
+                for d in documents]
         with self._lock:
             self._db.execute("BEGIN")
             self._db.executemany("DELETE FROM chunks WHERE rowid = ?", [(n,) for n in self._rows_of([r[0] for r in rows])])
             self._db.executemany("INSERT OR IGNORE INTO ids (chunk_id) VALUES (?)", [(r[0],) for r in rows])
             numbered = [(self._rows_of([r[0]])[0], *r) for r in rows]
-            self._db.executemany("INSERT INTO chunks (rowid, chunk_id, paper_id, status, primary_area, title, body) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", numbered)
+            self._db.executemany("INSERT INTO chunks (rowid, chunk_id, paper_id, status, primary_area, keywords, "
+                                 "title, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", numbered)
             self._db.execute("COMMIT")
 
     def delete(self, chunk_ids: Iterable[str]) -> None:
@@ -126,13 +127,13 @@ class LexicalIndex:
         return n
 
     def search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
-               title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
+               keywords: Sequence[str] = (), title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
         """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better).
         No terms, no hits."""
         terms = query_terms(query)
         if not terms:
             return []
-        sql = ["SELECT chunk_id, paper_id, title, body, -bm25(chunks, 0, 0, 0, 0, ?, 1.0) AS score FROM chunks WHERE chunks MATCH ?"]
+        sql = ["SELECT chunk_id, paper_id, title, body, -bm25(chunks, 0, 0, 0, 0, 0, ?, 1.0) AS score FROM chunks WHERE chunks MATCH ?"]
         params: list = [title_weight, " OR ".join(f'"{t}"' for t in terms)]
         if statuses:
             sql.append(f"AND status IN ({','.join('?' * len(statuses))})")
@@ -140,6 +141,11 @@ class LexicalIndex:
         if primary_areas:
             sql.append(f"AND primary_area IN ({','.join('?' * len(primary_areas))})")
             params.extend(primary_areas)
+        for keyword in keywords:  # stored as |a|b|c| of keyword keys (rag.chunking.keyword_key)
+            from rag.chunking import keyword_key
+
+            sql.append("AND instr(keywords, ?) > 0")
+            params.append(f"|{keyword_key(keyword)}|")
         sql.append("ORDER BY score DESC LIMIT ?")
         params.append(k)
         with self._lock:

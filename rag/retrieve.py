@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import tiktoken
 from langchain_core.documents import Document
 
-from rag.chunking import body_of
+from rag.chunking import body_of, keyword_key
 from rag.corpus import Paper
 from rag.index import PaperIndex
 from rag.settings import RetrievalSettings
@@ -30,6 +30,7 @@ class Filters:
 
     statuses: tuple[str, ...] = ()
     primary_areas: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()  # every one must be among the paper's keywords (case-insensitive)
 
     def where(self) -> dict | None:
         clauses = []
@@ -37,6 +38,8 @@ class Filters:
             clauses.append({"status": {"$in": list(self.statuses)}})
         if self.primary_areas:
             clauses.append({"primary_area": {"$in": list(self.primary_areas)}})
+        for keyword in self.keywords:
+            clauses.append({"keyword_list": {"$contains": keyword_key(keyword)}})
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -84,7 +87,8 @@ def constraints_in(question: str, known_areas: Sequence[str] = ()) -> Filters:
 def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
     """What the user picked in the UI wins; constraints stated in the question fill the rest."""
     chosen = chosen or Filters()
-    return Filters(statuses=chosen.statuses or stated.statuses, primary_areas=chosen.primary_areas or stated.primary_areas)
+    return Filters(statuses=chosen.statuses or stated.statuses, primary_areas=chosen.primary_areas or stated.primary_areas,
+                   keywords=chosen.keywords or stated.keywords)
 
 
 def primary_areas(index: PaperIndex) -> list[str]:
@@ -139,7 +143,7 @@ def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, fi
         if settings.mode == "dense":
             return dense
         lists.append((1.0, [doc for doc, _ in dense]))
-    lexical = index.lexical_search(query, fetch_k, filters.statuses, filters.primary_areas)
+    lexical = index.lexical_search(query, fetch_k, filters.statuses, filters.primary_areas, filters.keywords)
     if settings.mode == "lexical":
         return lexical
     lists.append((settings.lexical_weight, [doc for doc, _ in lexical]))

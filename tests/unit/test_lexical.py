@@ -54,7 +54,7 @@ def seed_index(settings):
         Paper(id="Drope00001", title="Dropping positional embeddings", abstract="DroPE removes RoPE after pretraining "
               "so that language models extrapolate to longer contexts.", status="Oral", primary_area="llms"),
         Paper(id="Kvcache001", title="LookaheadKV", abstract="Evicting KV cache entries by looking ahead at future "
-              "queries.", status="Poster", primary_area="llms"),
+              "queries.", status="Poster", primary_area="llms", keywords=("KV Cache", "long  context")),
         Paper(id="Graphs0001", title="Message passing", abstract="Graph neural networks on molecules.",
               status="Poster", primary_area="graphs"),
     ])
@@ -88,6 +88,11 @@ def test_modes_and_fusion(tmp_path):
         assert top[0].text.startswith("Evicting KV cache")
     lexical = settings.retrieval.model_copy(update={"mode": "lexical"})
     assert [s.paper.id for s in retrieve(index, "molecules", lexical, Filters(primary_areas=("llms",)))] == []
+    for mode in ("lexical", "dense", "hybrid"):  # keywords: case and spacing do not count; all must match
+        s = settings.retrieval.model_copy(update={"mode": mode})
+        only = retrieve(index, "future queries", s, Filters(keywords=("kv cache", "Long Context")))
+        assert [src.paper.id for src in only] == ["Kvcache001"], mode
+        assert retrieve(index, "positional embeddings", s, Filters(keywords=("kv cache", "graphs"))) == [], mode
 
 
 def test_rrf_sums_reciprocal_ranks():

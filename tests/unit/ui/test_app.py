@@ -74,3 +74,10 @@ def test_followup_is_searched_by_the_model_written_query_and_shows_it():
     assert turns[1].searched == "LookaheadKV KV cache eviction"
     assert "Searched for: LookaheadKV KV cache eviction" in chat[-1]["content"]
     assert turns[1].answer.sources[0].paper.title.startswith("LookaheadKV")
+
+
+def test_keyword_box_becomes_a_filter():
+    from ui.app import make_filters
+
+    f = make_filters("Oral", ["llms"], " kv cache, long context，,")
+    assert f.keywords == ("kv cache", "long context") and f.statuses[0] == "Oral" and f.primary_areas == ("llms",)

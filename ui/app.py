@@ -155,7 +155,7 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 with gr.Accordion("Filters", open=True):
                     status = gr.Radio(list(STATUS_GROUPS), value=DEFAULT_STATUS, label="Status", elem_id="status")
                     area = gr.Dropdown(areas, value=[], multiselect=True, label="Primary area (any if empty)")
-                    keywords = gr.Textbox(label="Keywords (comma-separated; a paper must list all of them)",
+                    keywords = gr.Textbox("", label="Keywords (comma-separated; a paper must list all of them)",
                                           placeholder="e.g. kv cache, long context", elem_id="keywords")
                     k = gr.Slider(1, 10, value=pipeline.settings.retrieval.k, step=1, label="Papers to retrieve")
                 panel = gr.HTML(render.paper_panel(None), elem_id="paper-panel")

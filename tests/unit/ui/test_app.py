@@ -81,3 +81,11 @@ def test_keyword_box_becomes_a_filter():
 
     f = make_filters("Oral", ["llms"], " kv cache, long context，,")
     assert f.keywords == ("kv cache", "long context") and f.statuses[0] == "Oral" and f.primary_areas == ("llms",)
+
+
+def test_api_needs_only_the_question():
+    """gradio_client users (and the integration tests) call /ask with the question alone."""
+    info = build_app(pipeline_with(fake_chat("x"))).get_api_info()
+    params = info["named_endpoints"]["/ask"]["parameters"]
+    assert params[0]["parameter_name"] == "message"
+    assert all(p["parameter_has_default"] for p in params[1:]), params

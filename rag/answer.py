@@ -10,20 +10,32 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from rag.citations import Citation, CitationFilter
+from rag.citations import Citation, CitationFilter, to_citation
+from rag.compare import Comparison, build_comparison
 from rag.errors import ModelError
 from rag.prompts import (
     ANSWER_TEMPLATE,
     CANNOT_ANSWER,
     CANNOT_ANSWER_ZH,
+    CLOSEST_EN,
+    CLOSEST_ZH,
+    COMPARE_INSTRUCTIONS_EN,
+    COMPARE_INSTRUCTIONS_ZH,
     INSTRUCTIONS_EN,
     INSTRUCTIONS_ZH,
+    RARE_TERMS_WHY_EN,
+    RARE_TERMS_WHY_ZH,
+    REFUSAL_EN,
     REFUSAL_MARKERS,
+    REFUSAL_ZH,
     SOURCE_TEMPLATE,
     SYSTEM_PROMPT,
+    UNKNOWN_NAME_WHY_EN,
+    UNKNOWN_NAME_WHY_ZH,
 )
 from rag.retrieve import Source
 from rag.rewrite import HistoryItem, exchanges
+from rag.verify import Coverage, SentenceCheck, check_sentences
 
 ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
@@ -39,10 +51,13 @@ class Answer:
     sources: list[Source]
     citations: list[Citation] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
+    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.verify.coverage) or "model"
+    comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
 
     @property
     def refused(self) -> bool:
-        return any(marker in self.text for marker in REFUSAL_MARKERS)
+        return bool(self.refusal) or any(marker in self.text for marker in REFUSAL_MARKERS)
 
     def to_json(self) -> dict:
         return {
@@ -50,6 +65,9 @@ class Answer:
             "citations": [{"n": c.n, "id": c.id, "title": c.title} for c in self.citations],
             "retrieved": [s.paper.id for s in self.sources],
             "dropped_citations": self.dropped,
+            "refused": self.refused,
+            "sentences": [c.to_json() for c in self.sentences],
+            "comparison": self.comparison.to_json() if self.comparison else None,
         }
 
 
@@ -74,14 +92,35 @@ def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
     return messages
 
 
-def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> dict:
+def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
+                  compare: bool = False) -> dict:
     chinese = is_chinese(question)
+    if compare:
+        instructions = COMPARE_INSTRUCTIONS_ZH if chinese else COMPARE_INSTRUCTIONS_EN
+    else:
+        instructions = INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN
     return {
         "sources": format_sources(sources),
         "question": question.strip(),
-        "instructions": INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN,
+        "instructions": instructions,
         "history": history_messages(history),
     }
+
+
+def closest_titles(sources: Sequence[Source], n: int = 3) -> str:
+    return "; ".join(f"\u201c{s.paper.title}\u201d" for s in list(sources)[:n])
+
+
+def refusal_text(question: str, sources: Sequence[Source], cover: Coverage) -> str:
+    """The plain "not covered" answer, in the question's language, with why and the closest papers."""
+    zh = is_chinese(question)
+    if cover.unknown_names:
+        why = (UNKNOWN_NAME_WHY_ZH if zh else UNKNOWN_NAME_WHY_EN).format(names=", ".join(cover.unknown_names))
+    elif cover.rare_terms:
+        why = (RARE_TERMS_WHY_ZH if zh else RARE_TERMS_WHY_EN).format(terms=", ".join(cover.rare_terms[:5]))
+    else:
+        why = ""
+    return (REFUSAL_ZH if zh else REFUSAL_EN).format(why=why, titles=closest_titles(sources))
 
 
 def _model_error(exc: Exception) -> ModelError:
@@ -97,20 +136,36 @@ def _model_error(exc: Exception) -> ModelError:
     return ModelError(f"The model call failed ({name}). Try again; if it keeps failing, check the model server's log.")
 
 
-def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
-                  history: Sequence[HistoryItem] = ()) -> Iterator[str | Answer]:
-    """Yield clean answer text as it is written, then the final `Answer` (always last)."""
+def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel | None,
+                  history: Sequence[HistoryItem] = (), cover: Coverage | None = None,
+                  named: Sequence[str] = ()) -> Iterator[str | Answer]:
+    """Yield clean answer text as it is written, then the final `Answer` (always last).
+
+    When `cover` says the sources cannot answer, the model is not called: the answer says so and
+    names the closest papers. A comparison question gets its table first (rag.compare; `named` are
+    extra texts that may name the papers, such as the rewritten query), then the model's contrast of
+    just those papers. Every sentence the model writes is checked against what it cites."""
     sources = list(sources)
     if not sources:
         text = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
         yield text
-        yield Answer(question, text, sources)
+        yield Answer(question, text, sources, refusal="code")
+        return
+    if cover is not None and not cover.answerable:
+        text = refusal_text(question, sources, cover)
+        yield text
+        yield Answer(question, text, sources, refusal="code")
         return
     # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
     # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
     # the HTTP response at once, so the model server cancels generation when the user presses Stop.
-    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, sources, history))
-    citations = CitationFilter(sources)
+    comparison = build_comparison([question, *named], sources, is_chinese(question))
+    shown = list(comparison.papers) if comparison else sources
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, shown, history, compare=bool(comparison)))
+    citations = CitationFilter(shown)
+    table = comparison.markdown() + "\n\n" if comparison else ""
+    if table:
+        yield table
     parts: list[str] = []
     try:
         for chunk in llm.stream(messages):
@@ -126,15 +181,25 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
     if tail:
         parts.append(tail)
         yield tail
-    text = "".join(parts).strip()
-    yield Answer(question, text, sources, citations.citations(), citations.dropped)
+    refusal = ""
+    if any(marker in "".join(parts) for marker in REFUSAL_MARKERS):
+        refusal = "model"
+        closest = "\n\n" + (CLOSEST_ZH if is_chinese(question) else CLOSEST_EN).format(titles=closest_titles(sources))
+        parts.append(closest)
+        yield closest
+    prose = "".join(parts).strip()
+    cited = citations.citations()
+    if comparison:  # the table cites every compared paper
+        cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
+    yield Answer(question, table + prose, sources, cited, citations.dropped,
+                 sentences=check_sentences(prose, shown), refusal=refusal, comparison=comparison)
 
 
 def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
-           history: Sequence[HistoryItem] = ()) -> Answer:
+           history: Sequence[HistoryItem] = (), cover: Coverage | None = None, named: Sequence[str] = ()) -> Answer:
     """The whole answer at once."""
     result = None
-    for item in stream_answer(question, sources, llm, history):
+    for item in stream_answer(question, sources, llm, history, cover, named):
         result = item
     assert isinstance(result, Answer)
     return result

@@ -36,12 +36,12 @@ class Progress:
         self.stream.flush()
 
 
-def _print_load_report(report, stats, elapsed: float) -> None:
+def _print_load_report(report, stats, elapsed: float, out=None) -> None:
     for problem in report.problems[:MAX_PROBLEMS_SHOWN]:
         print(problem, file=sys.stderr)
     if len(report.problems) > MAX_PROBLEMS_SHOWN:
         print(f"... and {len(report.problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
-    print(f"{report.summary()}; {stats} in {elapsed:.1f} s")
+    print(f"{report.summary()}; {stats} in {elapsed:.1f} s", file=out or sys.stdout)
 
 
 def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
@@ -61,8 +61,8 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
 def _ensure_ingested(pipeline: Pipeline) -> None:
     t0 = time.monotonic()
     first = pipeline.ensure_ingested(progress=Progress("first start: ingesting the shipped corpus"))
-    if first:
-        _print_load_report(*first, time.monotonic() - t0)
+    if first:  # on stderr: `ask --json` keeps stdout for the JSON alone
+        _print_load_report(*first, time.monotonic() - t0, out=sys.stderr)
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -92,6 +92,12 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
             print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
     else:
         print("No paper was cited.")
+    unsupported = [s for s in answer.sentences if s.supported is False]
+    if unsupported:
+        print("\nNot supported by the abstract it cites (check before relying on it):")
+        for s in unsupported:
+            why = f" (numbers not in the abstract: {', '.join(s.missing_numbers)})" if s.missing_numbers else ""
+            print(f"  - {s.text}{why}")
     return EXIT_OK
 
 

@@ -126,6 +126,15 @@ class LexicalIndex:
             n += len(batch)
         return n
 
+    def document_frequency(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each term (Porter-stemmed like the index: "hives" counts "hive")."""
+        found = {}
+        with self._lock:
+            for term in terms:
+                phrase = '"' + term.replace('"', '""') + '"'
+                found[term] = self._db.execute("SELECT count(*) FROM chunks WHERE chunks MATCH ?", (phrase,)).fetchone()[0]
+        return found
+
     def search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
                keywords: Sequence[str] = (), title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
         """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better).

@@ -17,8 +17,9 @@ from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
-from rag.rewrite import HistoryItem, Query, exchanges, needs_rewrite, rewrite_query
+from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
+from rag.verify import Coverage, coverage
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
@@ -117,6 +118,21 @@ class Pipeline:
         wanted = self.settings.retrieval.rewrite == "auto" and needs_rewrite(question, turns)
         return rewrite_query(question, turns, self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
 
+    def coverage(self, question: str, query: Query, sources: Sequence[Source],
+                 filters: Filters | None = None) -> Coverage | None:
+        """Whether the sources can answer (rag.verify): names from the question as written, key terms from
+        the English query (the translation, for a question in another language)."""
+        if not self.settings.retrieval.coverage_check:
+            return None
+        english = [q for q in query.all if not is_foreign(q)] if is_foreign(question) else [question]
+
+        def similarity() -> float:  # the closest chunk's cosine to the English query, under the same filters
+            hits = self.index.search(english[0] if english else query.text, k=1, where=(filters or Filters()).where())
+            return hits[0][1] if hits else 0.0
+
+        return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
+                        names_from=[question], similarity=similarity)
+
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer."""
@@ -124,7 +140,9 @@ class Pipeline:
         query = self.search_query(question, history)
         sources = self.retrieve(query.all, filters, k)
         yield SourcesEvent(sources, query)
-        for item in stream_answer(question, sources, self.llm, history):
+        cover = self.coverage(question, query, sources, filters)
+        llm = self.llm if cover is None or cover.answerable else None
+        for item in stream_answer(question, sources, llm, history, cover, named=query.all):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
 
     def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None) -> Answer:

@@ -7,6 +7,17 @@ CANNOT_ANSWER = "The retrieved papers do not cover this question."
 CANNOT_ANSWER_ZH = "检索到的论文没有涉及这个问题。"
 REFUSAL_MARKERS = ("do not cover", "没有涉及")
 
+# Refusals decided in code (rag.verify.coverage) or by the model name the closest papers instead of inventing.
+# {why} is one of the *_WHY reasons (or empty); {titles} the closest papers' titles, in English.
+CLOSEST_EN = "The closest papers found: {titles}."
+CLOSEST_ZH = "最接近的论文：{titles}。"
+REFUSAL_EN = "The retrieved papers do not cover this question{why}. " + CLOSEST_EN
+REFUSAL_ZH = "检索到的论文没有涉及这个问题{why}。" + CLOSEST_ZH
+UNKNOWN_NAME_WHY_EN = " (no indexed paper mentions {names})"
+UNKNOWN_NAME_WHY_ZH = "（索引中没有论文提到 {names}）"
+RARE_TERMS_WHY_EN = " (the closest papers never use its key terms: {terms})"
+RARE_TERMS_WHY_ZH = "（最接近的论文没有用到问题的关键词：{terms}）"
+
 SYSTEM_PROMPT = (
     "You are PaperChat, a research assistant for the ICLR 2026 conference. "
     "You answer only from the numbered paper abstracts you are given, and you cite them."
@@ -35,6 +46,17 @@ INSTRUCTIONS_ZH = (
     "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
+)
+
+# Comparisons (rag.compare): the table is built in code from the abstracts; the model writes only the contrast.
+COMPARE_INSTRUCTIONS_EN = (
+    "Instructions: In at most 4 sentences, in your own words, contrast these papers: how do their problems, "
+    "methods and results differ? Use only the sources above. After each sentence, write the numbers of the "
+    "sources it comes from in square brackets, like [1] or [1][2]."
+)
+COMPARE_INSTRUCTIONS_ZH = (
+    "要求：只根据上面的论文摘要，用简体中文最多4句话对比这些论文：它们的问题、方法和结果有什么不同？论文标题保留英文。"
+    "每句话末尾用方括号写出它来自的来源编号，例如[1]或[1][2]。"
 )
 
 # Query rewriting (rag.rewrite): one short model call turns a follow-up or a non-English question into

@@ -121,6 +121,10 @@ class RetrievalSettings(_Group):
     max_source_tokens: int = Field(
         300, ge=32, description="Tokens of text per paper in the prompt (keeps CPU prefill short)."
     )
+    coverage_check: bool = Field(
+        True, description="Decline without calling the model when the question names something no indexed paper "
+        "mentions, or its rare key terms are missing from the papers found (rag.verify.coverage)."
+    )
 
 
 class UISettings(_Group):

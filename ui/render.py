@@ -87,9 +87,32 @@ def streaming_message(turn: int, sources: Sequence[Source], text: str, searched:
     return f"{body}\n\n---\n{searched_line(searched)}{sources_block(turn, sources)}"
 
 
+_FLAG = "\u2063flag\u2063"  # invisible placeholder: survives escaping, then becomes the warning mark
+UNSUPPORTED_MARK = ' <sup class="unsupported" title="not found in the cited abstract">⚠ unsupported</sup>'
+
+
+def flag_unsupported(answer: Answer) -> tuple[str, int]:
+    """The answer text with a placeholder after every sentence its cited abstract does not support."""
+    text, flagged, start = answer.text, 0, 0
+    for check in answer.sentences:
+        at = text.find(check.text, start)
+        if at < 0:
+            continue
+        end = at + len(check.text)
+        if check.supported is False:
+            text, flagged = text[:end] + _FLAG + text[end:], flagged + 1
+            end += len(_FLAG)
+        start = end
+    return text, flagged
+
+
 def final_message(turn: int, answer: Answer, searched: str = "") -> str:
     valid = {s.n for s in answer.sources}
-    parts = [linkify(answer.text, turn, valid)]
+    text, flagged = flag_unsupported(answer)
+    parts = [linkify(text, turn, valid).replace(_FLAG, UNSUPPORTED_MARK)]
+    if flagged:
+        parts.append(f"<sub>⚠ {flagged} sentence{'s' if flagged > 1 else ''} not supported by the abstract "
+                     "it cites (its words or numbers are not there): check the paper before relying on it.</sub>")
     cited = {c.n for c in answer.citations}
     by_n = {s.n: s for s in answer.sources}
     if cited:

@@ -23,13 +23,18 @@ def test_streamed_answer_is_cleaned_and_mapped_to_paper_ids():
     assert isinstance(final, Answer)
     streamed = "".join(i for i in items[:-1])
     assert streamed == final.text == "DroPE drops positional embeddings [1]. It never needs finetuning [1][2]."
-    assert final.to_json() == {
+    got = final.to_json()
+    assert {k: got[k] for k in ("answer", "citations", "retrieved", "dropped_citations", "refused")} == {
         "answer": final.text,
         "citations": [{"n": 1, "id": "RlPVSeKjoc", "title": "Dropping Positional Embeddings"},
                       {"n": 2, "id": "RVLMGPXt2i", "title": "LookaheadKV"}],
         "retrieved": ["RlPVSeKjoc", "RVLMGPXt2i"],
         "dropped_citations": ["[5]"],
+        "refused": False,
     }
+    # the first sentence's words are in the passage it cites; "never needs finetuning" is in neither
+    assert [(s["text"], s["supported"]) for s in got["sentences"]] == [
+        ("DroPE drops positional embeddings [1].", True), ("It never needs finetuning [1][2].", False)]
     assert len(items) > 3  # it really streamed in pieces
 
 

@@ -83,3 +83,31 @@ def test_eval_prints_json_figures(factory, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert set(report) >= {"lookup", "compare", "followup", "filtered", "unanswerable"}
     assert report["lookup"]["recall@1"] == 1.0 and report["lookup"]["by_lang"]["en"]["n"] == 1
+
+
+def test_ask_lists_sentences_the_cited_abstract_does_not_support(factory, capsys):
+    reply = "DroPE drops positional embeddings after pretraining [1]. It was trained on 4,096 TPUs for a year [1]."
+    assert main(["ask", "Dropping positional embedding extends context of pretrained LLMs?"],
+                pipeline_factory=lambda s: factory(s, reply)) == EXIT_OK
+    out = capsys.readouterr().out
+    flagged = out.split("Not supported by the abstract it cites")[1]
+    assert "It was trained on 4,096 TPUs for a year [1]. (numbers not in the abstract: 4096)" in flagged
+    assert "DroPE drops" not in flagged
+
+
+def test_a_name_no_paper_mentions_is_declined_without_calling_the_model(factory, capsys):
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    class Exploding(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise AssertionError("the model must not be called")
+
+    def make(settings):
+        return build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=Exploding(messages=iter([])))
+
+    assert main(["ask", "--json", "What pruning criterion does TetraPrune use for vision transformers?"],
+                pipeline_factory=make) == EXIT_OK
+    out = json.loads(capsys.readouterr().out)
+    assert out["refused"] is True and out["citations"] == []
+    assert out["answer"].startswith("The retrieved papers do not cover this question (no indexed paper mentions TetraPrune).")
+    assert "The closest papers found:" in out["answer"] and len(out["retrieved"]) == 4

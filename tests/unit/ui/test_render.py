@@ -71,3 +71,15 @@ def test_exports_use_stable_keys_and_only_cited_papers():
     assert bib.startswith("@inproceedings{RlPVSeKjoc,")
     assert "title = {Extending the Context [by] Dropping PE}" in bib and "year = {2026}" in bib
     assert render.bibtex([]) == ""
+
+
+def test_unsupported_sentences_are_marked_after_the_sentence():
+    from rag.verify import check_sentences
+
+    text = "DroPE drops positional embeddings after training [1]. It was tested on 1,000 protein structures [1]."
+    got = Answer("q", text, SOURCES, [], sentences=check_sentences(text, SOURCES))
+    assert [s.supported for s in got.sentences] == [True, False]
+    md = render.final_message(0, got)
+    assert md.count(render.UNSUPPORTED_MARK) == 1  # only the second sentence (the number is not in the abstract)
+    assert "protein structures [\\[1\\]](#cite-0-1)." + render.UNSUPPORTED_MARK in md
+    assert "1 sentence not supported" in md

@@ -1,0 +1,124 @@
+"""Stage 4c, compare: "compare X and Y" gets a table (problem, method, data, main result, limitation) for
+2 to 4 papers, every cell cited, before the model's short prose contrast.
+
+The cells are sentences of the cited paper's own abstract, picked by cue words and shortened, so each
+one is supported by construction; what an abstract does not say is written as "not stated", never
+guessed. Which papers: those the question (or the rewritten query, which resolves "the second one"
+against earlier turns) names by title, then the best-ranked ones, up to the number asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.retrieve import Source
+from rag.verify import coined_names, split_sentences
+
+_COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
+                      r"|比较|对比|区别|不同|差异|异同", re.IGNORECASE)
+_COUNT = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
+ASPECTS = ("problem", "method", "data", "main result", "limitation")
+ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
+NOT_STATED, NOT_STATED_ZH = "not stated in the abstract", "摘要未提及"
+MAX_CELL_WORDS = 28
+# Cue words per aspect, strongest first; a sentence is used for one aspect at most.
+_CUES: dict[str, tuple[str, ...]] = {
+    "method": ("we propose", "we introduce", "we present", "we develop", "we design", "this paper", "this work",
+               "our method", "our approach", "our framework", "we formulate", "we leverage"),
+    "limitation": ("limitation", "at the cost", "remains challenging", "future work", "does not", "fails to",
+                   "is limited", "restricted to", "only applies", "trade-off", "however, our"),
+    "main result": ("outperform", "state-of-the-art", "improves", "improvement", "achieves", "surpass", "results show",
+                    "experiments show", "demonstrate", "reduces", "speedup", "%", "gains"),
+    "data": ("dataset", "benchmark", "experiments on", "evaluated on", "evaluate on", "corpus", "tasks", "trained on"),
+    "problem": ("challenge", "problem", "however", "struggle", "remain", "lack", "suffer", "limited", "costly",
+                "bottleneck", "difficult", "existing"),
+}
+_ORDER = ("method", "main result", "data", "limitation", "problem")  # who picks first: the most telling cues
+
+
+@dataclass(frozen=True)
+class Comparison:
+    papers: tuple[Source, ...]
+    cells: tuple[tuple[str, ...], ...]  # per paper, one cell per aspect (already cited with [n])
+    chinese: bool = False
+
+    def markdown(self) -> str:
+        aspects = ASPECTS_ZH if self.chinese else ASPECTS
+        head = "| " + ("论文" if self.chinese else "paper") + " | " + " | ".join(aspects) + " |"
+        rows = [head, "|" + "---|" * (len(aspects) + 1)]
+        for source, cells in zip(self.papers, self.cells):
+            title = _cell(source.paper.title)
+            rows.append(f"| {title} [{source.n}] | " + " | ".join(_cell(c) for c in cells) + " |")
+        return "\n".join(rows)
+
+    def to_json(self) -> dict:
+        return {"papers": [s.paper.id for s in self.papers],
+                "rows": [dict(zip(ASPECTS, cells)) for cells in self.cells]}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def is_comparison(question: str) -> bool:
+    return bool(_COMPARE.search(question))
+
+
+def wanted_count(question: str) -> int:
+    for word, n in _COUNT.items():
+        if re.search(rf"\b{word}\b" if word.isascii() else word, question, re.IGNORECASE):
+            return n
+    return 2
+
+
+def _name_of(title: str) -> str:
+    """The short name a paper goes by: the part before a colon ("LookaheadKV: ..."), else the title."""
+    head = title.split(":")[0].strip()
+    return head if len(head.split()) <= 4 else title
+
+
+def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
+    """Sources named in `texts` by title or short name, then those whose abstract uses a coined name the
+    texts use ("DroPE"), then the best-ranked: `count` in all (2-4)."""
+    count = max(2, min(4, count, len(sources)))
+    said = " ".join(texts)
+    names = set(coined_names(said))
+    by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
+    by_name = [s for s in sources if s not in by_title and names & set(coined_names(f"{s.paper.title} {s.paper.abstract}"))]
+    rest = [s for s in sources if s not in by_title and s not in by_name]
+    return sorted((by_title + by_name + rest)[:count], key=lambda s: s.n)
+
+
+def _shorten(sentence: str) -> str:
+    words = sentence.split()
+    return sentence if len(words) <= MAX_CELL_WORDS else " ".join(words[:MAX_CELL_WORDS]) + " …"
+
+
+def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
+    """One abstract sentence per aspect (cited), or "not stated"."""
+    sentences = split_sentences(source.paper.abstract or source.text)
+    taken: set[int] = set()
+    chosen: dict[str, str] = {}
+    for aspect in _ORDER:
+        if aspect == "problem" and sentences and 0 not in taken:  # abstracts open with the problem
+            chosen[aspect] = sentences[0]
+            continue
+        for cue in _CUES[aspect]:
+            hit = next((i for i, s in enumerate(sentences) if i not in taken and cue in s.lower()), None)
+            if hit is not None:
+                taken.add(hit)
+                chosen[aspect] = sentences[hit]
+                break
+    missing = NOT_STATED_ZH if chinese else NOT_STATED
+    return tuple(f"{_shorten(chosen[a])} [{source.n}]" if a in chosen else missing for a in ASPECTS)
+
+
+def build_comparison(texts: Sequence[str], sources: Sequence[Source], chinese: bool = False) -> Comparison | None:
+    """The table for a comparison question, or None when it is not one (or fewer than 2 papers were found)."""
+    question = texts[0] if texts else ""
+    if not is_comparison(question) or len(sources) < 2:
+        return None
+    papers = compared_papers(texts, sources, wanted_count(question))
+    return Comparison(tuple(papers), tuple(cells_for(s, chinese) for s in papers), chinese)

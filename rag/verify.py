@@ -1,0 +1,157 @@
+"""Stage 4b, verify: plain-code checks around the model's answer.
+
+Before the model is called, `coverage` asks whether the retrieved papers can answer at all: a name the
+question uses that no indexed paper mentions ("TetraPrune"), or rare topic words that the best papers
+never use, mean the honest answer is a refusal that lists the closest papers. After the model wrote,
+`check_sentences` scores each sentence against the abstracts it cites: the share of its content words
+found there (lexical evidence) and, for every number in it, whether that number appears there.
+Thresholds are measured on the dev questions and hand-labeled sentences (benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from rag.lexical import STOP_WORDS, query_terms
+from rag.retrieve import Source
+
+# --- answerability (before the model) -----------------------------------------------------------
+
+# A coined name: internal capitals (TetraPrune, LookaheadKV, CirrusMoE, DroPE) or letters with digits (Qwen2).
+_NAME = re.compile(r"\b(?:[A-Z][a-z]+[A-Z][A-Za-z]*|[A-Za-z]+[0-9][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*)\b")
+RARE_DF = 30  # a term in at most this many chunks of the index is a topic word worth checking
+MIN_RARE_COVERAGE = 0.5  # the best paper must hold at least this share of the rare words' weight...
+RELEVANCE_FLOOR = 0.55  # ...or be at least this close (cosine) to the question: both must fail to decline
+# Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
+QUESTION_WORDS = frozenset("""anyone anybody someone somebody tell apart wonder wondering explain explains mean
+oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference""".split())
+
+
+@dataclass(frozen=True)
+class Coverage:
+    answerable: bool
+    reason: str = ""  # why not, in words a user understands
+    unknown_names: tuple[str, ...] = ()
+    rare_terms: tuple[str, ...] = ()
+    best_coverage: float = 1.0
+    similarity: float | None = None  # the closest paper's cosine, when it was needed
+
+
+def stem(word: str) -> str:
+    """A light English stem, enough to match "hives" with "hive" and "timetables" with "timetable"."""
+    for suffix in ("ies", "es", "s", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in query_terms(text)} | set(query_terms(text))
+
+
+def coined_names(text: str) -> list[str]:
+    return list(dict.fromkeys(_NAME.findall(text)))
+
+
+def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Callable[[Sequence[str]], dict[str, int]],
+             total: int, names_from: Sequence[str] | None = None,
+             similarity: Callable[[], float] = lambda: 0.0) -> Coverage:
+    """Can these sources answer what `queries` (English search text) ask?
+
+    Declined when a coined name of the question appears in no indexed paper, or when the best source
+    holds under half of the question's rare terms (by idf weight) *and* the closest paper's cosine
+    similarity, `similarity()` (asked only then), is under RELEVANCE_FLOOR: two weak signals agreeing.
+    `frequency` gives each term's chunk count in the whole index, `total` the index size; coined names
+    come from `names_from` (default: `queries`), so a name the rewriting model made up counts not."""
+    if not sources:
+        return Coverage(False, "no paper matched")
+    names = [n for q in (queries if names_from is None else names_from) for n in coined_names(q)]
+    counts = frequency([n.lower() for n in names]) if names else {}
+    unknown = tuple(dict.fromkeys(n for n in names if counts.get(n.lower(), 0) == 0))
+    if unknown:
+        return Coverage(False, f"no indexed paper mentions {', '.join(unknown)}", unknown_names=unknown)
+    # key terms only from English text: the index is English, so a Chinese word is never "rare" evidence
+    english = [q for q in queries if not re.search(r"[\u3000-\u9fff]", q)]
+    terms = list(dict.fromkeys(t for q in english for t in query_terms(q) if not t.isdigit() and t not in QUESTION_WORDS))
+    df = frequency(terms) if terms else {}
+    rare = [t for t in terms if df.get(t, 0) <= RARE_DF]
+    if not rare:
+        return Coverage(True)
+    weight = {t: math.log((total + 1) / (df.get(t, 0) + 0.5)) for t in rare}
+    best = 0.0
+    for s in sources:
+        words = _words(f"{s.paper.title} {s.paper.abstract}")
+        held = sum(w for t, w in weight.items() if t in words or stem(t) in words)
+        best = max(best, held / sum(weight.values()))
+    if best >= MIN_RARE_COVERAGE:
+        return Coverage(True, rare_terms=tuple(rare), best_coverage=round(best, 3))
+    close = similarity()
+    if close >= RELEVANCE_FLOOR:
+        return Coverage(True, rare_terms=tuple(rare), best_coverage=round(best, 3), similarity=round(close, 4))
+    return Coverage(False, "the closest papers do not use the question's main terms (" + ", ".join(rare) + ")",
+                    rare_terms=tuple(rare), best_coverage=round(best, 3), similarity=round(close, 4))
+
+
+# --- sentence support (after the model) ---------------------------------------------------------
+
+_CITE = re.compile(r"\[(\d{1,3})\]")
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*%?")
+MIN_SUPPORT = 0.5  # share of a sentence's content words that its cited abstracts must hold
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    text: str
+    cited: tuple[int, ...]
+    supported: bool | None  # None: not checked (it cites nothing, or is Chinese with too few English words)
+    support: float  # share of content words found in the cited abstracts
+    missing_numbers: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences with their trailing [n] markers; Chinese full stops end sentences too."""
+    parts, start = [], 0
+    for m in re.finditer(r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])", text):
+        if m.group(0)[0] == "." and re.search(r"(?:\d|\be\.g|\bi\.e|\bet al|\bvs)$", text[start:m.start()]):
+            continue  # 3.5, e.g., et al.: not an end
+        parts.append(text[start:m.end()].strip())
+        start = m.end()
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _numbers(text: str) -> list[str]:
+    return [n.rstrip("%").replace(",", "") for n in _NUMBER.findall(text)]
+
+
+def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
+    cited = tuple(dict.fromkeys(int(n) for n in _CITE.findall(sentence) if int(n) in by_n))
+    body = _CITE.sub("", sentence)
+    if not cited:
+        return SentenceCheck(sentence, (), None, 0.0)
+    evidence = " ".join(f"{by_n[n].paper.title}. {by_n[n].paper.abstract} {by_n[n].text}" for n in cited)
+    have = _words(evidence)
+    latin = [w for w in query_terms(body) if not re.search(r"[\u3000-\u9fff]", w) and w not in STOP_WORDS]
+    held = [w for w in latin if w in have or stem(w) in have]
+    support = len(held) / len(latin) if latin else 0.0
+    numbers = set(_numbers(evidence))
+    missing = tuple(n for n in dict.fromkeys(_numbers(body)) if n not in numbers and n not in {str(c) for c in cited})
+    if missing:
+        return SentenceCheck(sentence, cited, False, round(support, 3), missing)
+    if len(latin) < 3 and re.search(r"[\u4e00-\u9fff]", body):
+        # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
+        # with fewer than 3 of those there is no lexical evidence either way
+        return SentenceCheck(sentence, cited, None, round(support, 3))
+    return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
+
+
+def check_sentences(text: str, sources: Sequence[Source]) -> list[SentenceCheck]:
+    by_n = {s.n: s for s in sources}
+    return [check_sentence(s, by_n) for s in split_sentences(text)]

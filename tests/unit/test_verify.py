@@ -1,0 +1,73 @@
+"""Plain-code checks around the answer: can the retrieved papers answer at all, and does each sentence's
+cited abstract hold its words and numbers."""
+
+from rag.corpus import Paper
+from rag.lexical import LexicalIndex
+from rag.retrieve import Source
+from rag.verify import check_sentences, coined_names, coverage, split_sentences
+from tests.unit.test_lexical import chunk
+
+DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context of Pretrained LLMs by Dropping their Positional Embeddings",
+              abstract="DroPE removes positional embeddings after pretraining and recalibrates briefly. "
+                       "It extends context to 8x the training length with 99.1% retrieval accuracy.")
+KV = Paper(id="RVLMGPXt2i", title="LookaheadKV: fast KV cache eviction",
+           abstract="LookaheadKV predicts future attention to evict key value cache entries, cutting memory by 60%.")
+SOURCES = [Source(1, DROPE, 0.9, (DROPE.abstract,)), Source(2, KV, 0.5, (KV.abstract,))]
+
+
+def make_index(tmp_path):
+    lex = LexicalIndex(tmp_path / "lex.sqlite")
+    lex.upsert([chunk(f"{p.id}:0", p.title, p.abstract) for p in (DROPE, KV)]
+               + [chunk(f"P{i}:0", f"Paper {i}", "language models attention memory training") for i in range(40)])
+    return lex
+
+
+def test_document_frequency_is_stemmed_and_counts_chunks(tmp_path):
+    lex = make_index(tmp_path)
+    assert lex.document_frequency(["embeddings", "embedding", "memory", "honeybee"]) == {
+        "embeddings": 1, "embedding": 1, "memory": 41, "honeybee": 0}
+
+
+def test_a_name_no_paper_mentions_means_no_answer(tmp_path):
+    lex = make_index(tmp_path)
+    assert coined_names("How does TetraPrune compare with LookaheadKV and Qwen2?") == ["TetraPrune", "LookaheadKV", "Qwen2"]
+    got = coverage(["What pruning criterion does TetraPrune use?"], SOURCES, lex.document_frequency, lex.count())
+    assert not got.answerable and got.unknown_names == ("TetraPrune",)
+    ok = coverage(["How does LookaheadKV evict entries?"], SOURCES, lex.document_frequency, lex.count())
+    assert ok.answerable
+
+
+def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
+    lex = make_index(tmp_path)
+    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency, lex.count())
+    assert not bees.answerable and "honeybee" in bees.rare_terms and bees.best_coverage < 0.5
+    # missing rare words alone are not enough: a paper close to the question in meaning keeps it answerable
+    close = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
+                     lex.count(), similarity=lambda: 0.7)
+    assert close.answerable and close.similarity == 0.7
+    asked = coverage(["Has anyone compressed the KV cache in oral papers?"], SOURCES, lex.document_frequency, lex.count())
+    assert "anyone" not in asked.rare_terms and "oral" not in asked.rare_terms
+    drope = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES,
+                     lex.document_frequency, lex.count())
+    assert drope.answerable and drope.best_coverage >= 0.5
+    assert not coverage(["anything"], [], lex.document_frequency, lex.count()).answerable
+
+
+def test_sentences_split_at_full_stops_keeping_their_markers():
+    text = "DroPE drops embeddings [1]. It reaches 99.1% accuracy, e.g. on NIAH [1][2]. 它延长了上下文[1]。还有呢"
+    assert split_sentences(text) == ["DroPE drops embeddings [1].", "It reaches 99.1% accuracy, e.g. on NIAH [1][2].",
+                                     "它延长了上下文[1]。", "还有呢"]
+
+
+def test_supported_unsupported_and_unchecked_sentences():
+    text = ("DroPE removes positional embeddings after pretraining [1]. "
+            "LookaheadKV cuts memory by 60% [2]. "
+            "LookaheadKV cuts memory by 75% [2]. "
+            "DroPE was trained on protein folding trajectories with reinforcement learning [1]. "
+            "Both are interesting. "
+            "该方法[1]。")
+    checks = check_sentences(text, SOURCES)
+    assert [c.supported for c in checks] == [True, True, False, False, None, None]
+    assert checks[2].missing_numbers == ("75",)
+    assert checks[0].cited == (1,) and checks[0].support == 1.0
+    assert checks[3].support < 0.5

@@ -56,6 +56,13 @@ class Answer:
     comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
 
     @property
+    def prose(self) -> str:
+        """The answer without its comparison table: what the model wrote (or the refusal)."""
+        if not self.comparison:
+            return self.text
+        return "\n".join(line for line in self.text.splitlines() if not line.startswith("|")).strip()
+
+    @property
     def refused(self) -> bool:
         return bool(self.refusal) or any(marker in self.text for marker in REFUSAL_MARKERS)
 

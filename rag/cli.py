@@ -119,7 +119,21 @@ def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
     if not args.retrieval_only:
         print("paperchat eval: answering every question with the model too (minutes per question on CPU; "
               "--retrieval-only skips it).", file=sys.stderr)
-    report, _ = run(pipeline, args.questions, args.corpus, answers=not args.retrieval_only)
+    rows_file = open(args.rows, "w", encoding="utf-8") if args.rows else None
+
+    def progress(row: dict) -> None:  # answers take long on CPU: each one is shown (and saved) as it comes
+        print(f"  {row['qid']}: {row['seconds']} s{', declined' if row['refused'] else ''}", file=sys.stderr, flush=True)
+        if rows_file:
+            rows_file.write(json.dumps(row, ensure_ascii=False) + "\n")
+            rows_file.flush()
+
+    try:
+        report, rows = run(pipeline, args.questions, args.corpus, answers=not args.retrieval_only, progress=progress)
+        if rows_file:  # then the retrieval rows (the answer rows are in already)
+            rows_file.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if "answer" not in r)
+    finally:
+        if rows_file:
+            rows_file.close()
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
     return EXIT_OK
 
@@ -150,10 +164,11 @@ def make_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="port (default 7860)")
     serve.set_defaults(func=cmd_serve)
 
-    ev = sub.add_parser("eval", help="retrieval figures on labeled questions (see ../shared/eval/README.md)")
+    ev = sub.add_parser("eval", help="retrieval and answer figures on labeled questions (see ../shared/eval/README.md)")
     ev.add_argument("questions", help="questions JSONL, e.g. ../shared/eval/dev/questions.jsonl")
     ev.add_argument("--corpus", action="append", help="corpus file(s) to ingest first (repeatable)")
-    ev.add_argument("--retrieval-only", action="store_true", help="skip the model (the only mode so far)")
+    ev.add_argument("--retrieval-only", action="store_true", help="retrieval figures only: no answer is written (fast)")
+    ev.add_argument("--rows", help="also write one JSON line per question (and per answer) to this file")
     ev.add_argument("--json", action="store_true", help="one JSON object: lookup, compare, followup, filtered, unanswerable")
     ev.set_defaults(func=cmd_eval)
     return parser

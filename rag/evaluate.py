@@ -179,10 +179,12 @@ AnswerFn = Callable[[str, Filters | None], "Answer"]
 
 
 def evaluate_answers(questions: list[dict], answer: AnswerFn,
-                     stated: Callable[[str], Filters] = lambda q: Filters()) -> tuple[dict, list[dict]]:
+                     stated: Callable[[str], Filters] = lambda q: Filters(),
+                     progress: Callable[[dict], None] = lambda row: None) -> tuple[dict, list[dict]]:
     """Answer-level figures for single-question kinds (follow-ups are retrieval-only here):
     refusals (wanted for unanswerable, unwanted for the rest), gold cited, citations outside the
-    retrieved papers (must be 0), and Chinese questions answered in Chinese."""
+    retrieved papers (must be 0), Chinese questions answered in Chinese (judged on the prose, not the
+    comparison table), and the share of cited sentences the support check judged supported."""
     from rag.answer import is_chinese
 
     rows = []
@@ -194,16 +196,25 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
         relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
         cited = [c.id for c in got.citations]
         retrieved = {s.paper.id for s in got.sources}
+        checked = [c for c in got.sentences if c.supported is not None]
         rows.append({"qid": q["qid"], "kind": q["kind"], "lang": q["lang"], "refused": got.refused,
-                     "cited": cited, "cites_gold": bool(relevant & set(cited)),
+                     "refusal": got.refusal, "cited": cited, "cites_gold": bool(relevant & set(cited)),
                      "gold_retrieved": bool(relevant & retrieved),
                      "cites_all_gold": set(q.get("gold", [])) <= set(cited),
                      "cited_not_retrieved": len(set(cited) - retrieved),
-                     "in_question_language": is_chinese(got.text) == (q["lang"] == "zh"),
-                     "seconds": round(time.perf_counter() - t0, 1)})
+                     "in_question_language": is_chinese(got.prose) == (q["lang"] == "zh"),
+                     "sentences_checked": len(checked), "sentences_supported": sum(bool(c.supported) for c in checked),
+                     "seconds": round(time.perf_counter() - t0, 1), "answer": got.text,
+                     "retrieved": [s.paper.id for s in got.sources],
+                     "sentences": [c.to_json() for c in got.sentences]})
+        progress(rows[-1])
 
     def share(key, where=lambda r: True):
         return lambda rs: _mean(float(r[key]) for r in rs if where(r))
+
+    def supported(rs):
+        checked = sum(r["sentences_checked"] for r in rs)
+        return round(sum(r["sentences_supported"] for r in rs) / checked, 3) if checked else None
 
     common = {"refusal_rate": share("refused"), "in_question_language": share("in_question_language"),
               "cited_not_retrieved": lambda rs: sum(r["cited_not_retrieved"] for r in rs) if rs else None}
@@ -211,10 +222,12 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
     for r in rows:
         by_kind[r["kind"]].append(r)
     answered = {"cites_gold": share("cites_gold"),
-                "cites_gold_when_retrieved": share("cites_gold", lambda r: r["gold_retrieved"])}
+                "cites_gold_when_retrieved": share("cites_gold", lambda r: r["gold_retrieved"]),
+                "supported_sentences": supported}
     report = {
         "lookup": _group(by_kind["lookup"], {**common, **answered}),
-        "compare": _group(by_kind["compare"], {**common, "cites_both_gold": share("cites_all_gold")}),
+        "compare": _group(by_kind["compare"], {**common, "cites_both_gold": share("cites_all_gold"),
+                                               "supported_sentences": supported}),
         "filtered": _group(by_kind["filtered"], {**common, **answered}),
         "unanswerable": _group(by_kind["unanswerable"], common),
         "answer_seconds": _latency([r["seconds"] * 1000 for r in rows]),
@@ -223,7 +236,7 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
 
 
 def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
-        answers: bool = False) -> tuple[dict, list[dict]]:
+        answers: bool = False, progress: Callable[[dict], None] = lambda row: None) -> tuple[dict, list[dict]]:
     """Ingest `corpus` (if given; unchanged papers cost nothing), then evaluate retrieval on the questions,
     and with `answers` also the model's answers (slow on CPU: one full answer per question)."""
     if corpus:
@@ -241,7 +254,8 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
     report, rows = evaluate_retrieval(questions, retrieve, pipeline.stated_filters, rewrite)
     if answers:
         answer_report, answer_rows = evaluate_answers(
-            questions, lambda question, filters: pipeline.ask(question, filters=filters), pipeline.stated_filters)
+            questions, lambda question, filters: pipeline.ask(question, filters=filters), pipeline.stated_filters,
+            progress)
         merge_answer_figures(report, answer_report)
         rows += answer_rows
     return report, rows

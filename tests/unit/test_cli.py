@@ -85,6 +85,22 @@ def test_eval_prints_json_figures(factory, tmp_path, capsys):
     assert report["lookup"]["recall@1"] == 1.0 and report["lookup"]["by_lang"]["en"]["n"] == 1
 
 
+def test_eval_with_answers_writes_each_answer_row(factory, tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],
+                                     "question": "Dropping positional embedding extends context of pretrained LLMs?"}) + "\n")
+    rows = tmp_path / "rows.jsonl"
+    assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--json", "--rows", str(rows)],
+                pipeline_factory=factory) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["lookup"]["answer_cites_gold"] == 1.0 and report["lookup"]["answer_cited_not_retrieved"] == 0
+    assert report["lookup"]["answer_supported_sentences"] == 1.0  # the fake's one cited sentence is in the abstract
+    written = [json.loads(line) for line in rows.read_text().splitlines()]
+    answered = [r for r in written if "answer" in r]
+    assert len(answered) == 1 and answered[0]["sentences"][0]["supported"] is True
+    assert len(written) == 2  # and the retrieval row
+
+
 def test_ask_lists_sentences_the_cited_abstract_does_not_support(factory, capsys):
     reply = "DroPE drops positional embeddings after pretraining [1]. It was trained on 4,096 TPUs for a year [1]."
     assert main(["ask", "Dropping positional embedding extends context of pretrained LLMs?"],

@@ -1,0 +1,100 @@
+"""How far can the sentence-support judge be trusted? Its verdicts against sentences labeled by hand.
+
+    .venv/bin/python benchmarks/support_agreement.py            # benchmarks/support_labels.jsonl
+
+Each line of the labels file is one cited sentence of a real answer of the embedded model (from
+`paperchat eval ... --rows`), with `cited` mapping each of its [n] to a paper id, and a hand label: `true` when the
+cited abstracts state what the sentence says, `false` when they do not (wrong claim, wrong number,
+claim from another paper, or invented detail). The abstracts are read from ../shared by path.
+
+Judges compared: the shipped rule (rag.verify: content words held >= MIN_SUPPORT and every number
+present), the same with other word thresholds, numbers alone, and MiniLM cosine between the sentence and
+its closest abstract sentence at several thresholds (the embedding the app already has). Printed:
+agreement with the hand labels, Cohen's kappa, and how many unsupported sentences each judge catches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from rag.corpus import Paper  # noqa: E402
+from rag.retrieve import Source  # noqa: E402
+from rag.verify import MIN_SUPPORT, check_sentence, split_sentences  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+
+
+def kappa(pred: list[bool], gold: list[bool]) -> float:
+    n = len(gold)
+    agree = sum(p == g for p, g in zip(pred, gold)) / n
+    p_yes = (sum(pred) / n) * (sum(gold) / n)
+    p_no = (1 - sum(pred) / n) * (1 - sum(gold) / n)
+    chance = p_yes + p_no
+    return round((agree - chance) / (1 - chance), 3) if chance < 1 else 1.0
+
+
+def report(name: str, pred: list[bool], gold: list[bool]) -> str:
+    agree = sum(p == g for p, g in zip(pred, gold)) / len(gold)
+    bad = [i for i, g in enumerate(gold) if not g]
+    caught = sum(not pred[i] for i in bad)
+    flagged = sum(not p for p in pred)
+    precision = f"{sum(not pred[i] for i in bad) / flagged:.2f}" if flagged else "-"
+    return f"| {name} | {agree:.3f} | {kappa(pred, gold)} | {caught} / {len(bad)} | {precision} |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--labels", default=str(ROOT / "benchmarks/support_labels.jsonl"))
+    ap.add_argument("--corpus", default=str(SHARED / "data/iclr2026.jsonl.gz"))
+    args = ap.parse_args()
+    labels = [json.loads(line) for line in Path(args.labels).read_text(encoding="utf-8").splitlines() if line.strip()]
+    wanted = {pid for row in labels for pid in row["cited"].values()}
+    papers = {}
+    with gzip.open(args.corpus, "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["id"] in wanted:
+                papers[rec["id"]] = Paper(id=rec["id"], title=rec["title"], abstract=rec["abstract"])
+    gold = [bool(r["label"]) for r in labels]
+    print(f"{len(labels)} hand-labeled sentences: {sum(gold)} supported, {len(gold) - sum(gold)} not\n")
+
+    checks = []
+    for r in labels:  # `cited` maps each [n] of the sentence to the paper id it stood for in that answer
+        by_n = {int(n): Source(int(n), papers[pid], 0.0, (papers[pid].abstract,)) for n, pid in r["cited"].items()}
+        checks.append(check_sentence(r["sentence"], by_n))
+
+    from rag.embeddings import make_embeddings
+    from rag.settings import Settings
+
+    embed = make_embeddings(Settings().embedding)
+    cosines = []
+    for r in labels:
+        pieces = [s for pid in r["cited"].values() for s in split_sentences(papers[pid].abstract)]
+        vecs = np.asarray(embed.embed_documents([r["sentence"], *pieces]))
+        cosines.append(float(np.max(vecs[1:] @ vecs[0])))
+
+    rows = ["| judge | agreement | Cohen's kappa | unsupported caught | precision of 'unsupported' |", "|---|---|---|---|---|"]
+    rows.append(report(f"shipped: words >= {MIN_SUPPORT} and numbers present", [bool(c.supported) for c in checks], gold))
+    for t in (0.3, 0.4, 0.6, 0.7):
+        rows.append(report(f"words >= {t} and numbers present",
+                           [c.support >= t and not c.missing_numbers for c in checks], gold))
+    rows.append(report("numbers present only", [not c.missing_numbers for c in checks], gold))
+    for t in (0.5, 0.6, 0.7):
+        rows.append(report(f"MiniLM cosine to best abstract sentence >= {t}", [c >= t for c in cosines], gold))
+        rows.append(report(f"shipped rule and cosine >= {t}",
+                           [bool(c.supported) and x >= t for c, x in zip(checks, cosines)], gold))
+    rows.append(report("always 'supported'", [True] * len(gold), gold))
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

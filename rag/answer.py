@@ -64,7 +64,7 @@ class Answer:
 
     @property
     def refused(self) -> bool:
-        return bool(self.refusal) or any(marker in self.text for marker in REFUSAL_MARKERS)
+        return bool(self.refusal)
 
     def to_json(self) -> dict:
         return {
@@ -189,7 +189,8 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
         parts.append(tail)
         yield tail
     refusal = ""
-    if any(marker in "".join(parts) for marker in REFUSAL_MARKERS):
+    # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one
+    if not citations.cited and any(marker in "".join(parts) for marker in REFUSAL_MARKERS):
         refusal = "model"
         closest = "\n\n" + (CLOSEST_ZH if is_chinese(question) else CLOSEST_EN).format(titles=closest_titles(sources))
         parts.append(closest)

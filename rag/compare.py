@@ -17,7 +17,7 @@ from rag.retrieve import Source
 from rag.verify import coined_names, split_sentences
 
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
-                      r"|比较|对比|区别|不同|差异|异同", re.IGNORECASE)
+                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比", re.IGNORECASE)
 _COUNT = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")

@@ -48,8 +48,17 @@ def stem(word: str) -> str:
     return word
 
 
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def content_words(text: str) -> list[str]:
+    """Every distinct lower-cased word of `text` but stop words, in order (no cap, unlike a search query)."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS))
+
+
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in query_terms(text)} | set(query_terms(text))
+    words = content_words(text)
+    return {stem(w) for w in words} | set(words)
 
 
 def coined_names(text: str) -> list[str]:
@@ -138,7 +147,7 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
         return SentenceCheck(sentence, (), None, 0.0)
     evidence = " ".join(f"{by_n[n].paper.title}. {by_n[n].paper.abstract} {by_n[n].text}" for n in cited)
     have = _words(evidence)
-    latin = [w for w in query_terms(body) if not re.search(r"[\u3000-\u9fff]", w) and w not in STOP_WORDS]
+    latin = [w for w in content_words(body) if not re.search(r"[\u3000-\u9fff]", w)]
     held = [w for w in latin if w in have or stem(w) in have]
     support = len(held) / len(latin) if latin else 0.0
     numbers = set(_numbers(evidence))

@@ -102,3 +102,11 @@ def test_closing_the_answer_stream_closes_the_model_stream_at_once():
     t0 = time.monotonic()
     stream.close()
     assert "at" in closed and closed["at"] - t0 < 0.5
+
+
+def test_a_caveat_next_to_cited_claims_is_not_a_refusal_but_an_uncited_one_is():
+    caveat = answer("What is DroPE?", SOURCES, fake_chat("DroPE drops PE [1]. The retrieved papers do not cover its cost."))
+    assert not caveat.refused and "The closest papers found" not in caveat.text
+    refusal = answer("What is DroPE?", SOURCES, fake_chat("The retrieved papers do not cover this question."))
+    assert refusal.refused and refusal.refusal == "model"
+    assert refusal.text.endswith("The closest papers found: \u201cDropping Positional Embeddings\u201d; \u201cLookaheadKV\u201d.")

@@ -95,7 +95,7 @@ def test_answer_figures_come_from_the_answers():
         "q1": Answer("q1", "A does it [1].", sources, cite("A")),
         "问题二": Answer("问题二", "The answer is in English [3].", sources, cite("C")),  # wrong paper, wrong language
         "q4": Answer("q4", "A [1] and B [2].", sources, cite("A", "B")),
-        "u1": Answer("u1", "The retrieved papers do not cover this question.", sources, []),
+        "u1": Answer("u1", "The retrieved papers do not cover this question.", sources, [], refusal="model"),
         "u2": Answer("u2", "C invents an answer [3].", sources, cite("C")),
     }
     report, rows = evaluate_answers(questions, lambda q, f: scripted[q])

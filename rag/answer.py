@@ -35,7 +35,7 @@ from rag.prompts import (
 )
 from rag.retrieve import Source
 from rag.rewrite import HistoryItem, exchanges
-from rag.verify import Coverage, SentenceCheck, check_sentences
+from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences
 
 ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
@@ -188,19 +188,22 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
     if tail:
         parts.append(tail)
         yield tail
+    prose = "".join(parts).strip()
+    prose, attributed, added = attribute_uncited(prose, shown)
+    cited_n = sorted(dict.fromkeys([*citations.cited, *added]), key=lambda n: prose.find(f"[{n}]"))  # as they appear
+    by_n = {s.n: s for s in shown}
     refusal = ""
     # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one
-    if not citations.cited and any(marker in "".join(parts) for marker in REFUSAL_MARKERS):
+    if not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
         refusal = "model"
         closest = "\n\n" + (CLOSEST_ZH if is_chinese(question) else CLOSEST_EN).format(titles=closest_titles(sources))
-        parts.append(closest)
+        prose += closest
         yield closest
-    prose = "".join(parts).strip()
-    cited = citations.citations()
+    cited = [to_citation(by_n[n]) for n in cited_n]
     if comparison:  # the table cites every compared paper
         cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
     yield Answer(question, table + prose, sources, cited, citations.dropped,
-                 sentences=check_sentences(prose, shown), refusal=refusal, comparison=comparison)
+                 sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison)
 
 
 def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,

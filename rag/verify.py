@@ -109,24 +109,37 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*%?")
 MIN_SUPPORT = 0.5  # share of a sentence's content words that its cited abstracts must hold
+ATTRIBUTE_SUPPORT = 0.8  # an uncited sentence this well supported by one source gets that source's [n]
+# Words of sentences that point at sources rather than claim anything ("This is described in [1].").
+META_WORDS = frozenset("""retrieved provide provides provided detailed detail details information described
+describes discussed discusses mentioned source sources approach topic question covered cover covers found see
+refer refers presented presents introduced introduces proposed relevant related following""".split())
 
 
 @dataclass(frozen=True)
 class SentenceCheck:
     text: str
     cited: tuple[int, ...]
-    supported: bool | None  # None: not checked (it cites nothing, or is Chinese with too few English words)
+    supported: bool | None  # None: not checked (cites nothing, claims nothing, or too few English words)
     support: float  # share of content words found in the cited abstracts
     missing_numbers: tuple[str, ...] = ()
+    attributed: bool = False  # its citation was added by code (rag.verify.attribute_uncited), not the model
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences with their trailing [n] markers; Chinese full stops end sentences too."""
+    """Sentences with their [n] markers; Chinese full stops end sentences too.
+
+    Markers go with the sentence they close ("... context [1]. Next ..."), unless the answer puts them
+    first ("[1] Title: ...。[2] Title: ..."), as the small model often does in Chinese: then with the next."""
+    if "\n" in text.strip():  # lines (list items, paragraphs) end sentences too
+        return [s for line in text.splitlines() for s in split_sentences(line)]
+    leading = bool(re.match(r"\s*\[\d{1,3}\]", text))
+    end = r"[.!?。！？](?=\s|$|\[|[\u3000-\u9fff])" if leading else r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])"
     parts, start = [], 0
-    for m in re.finditer(r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])", text):
+    for m in re.finditer(end, text):
         if m.group(0)[0] == "." and re.search(r"(?:\d|\be\.g|\bi\.e|\bet al|\bvs)$", text[start:m.start()]):
             continue  # 3.5, e.g., et al.: not an end
         parts.append(text[start:m.end()].strip())
@@ -154,6 +167,8 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     missing = tuple(n for n in dict.fromkeys(_numbers(body)) if n not in numbers and n not in {str(c) for c in cited})
     if missing:
         return SentenceCheck(sentence, cited, False, round(support, 3), missing)
+    if len([w for w in latin if w not in META_WORDS]) < 2 and not re.search(r"[\u4e00-\u9fff]", body):
+        return SentenceCheck(sentence, cited, None, round(support, 3))  # points at a source, claims nothing
     if len(latin) < 3 and re.search(r"[\u4e00-\u9fff]", body):
         # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
         # with fewer than 3 of those there is no lexical evidence either way
@@ -161,6 +176,28 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
 
 
-def check_sentences(text: str, sources: Sequence[Source]) -> list[SentenceCheck]:
+def check_sentences(text: str, sources: Sequence[Source], attributed: Sequence[str] = ()) -> list[SentenceCheck]:
     by_n = {s.n: s for s in sources}
-    return [check_sentence(s, by_n) for s in split_sentences(text)]
+    checks = [check_sentence(s, by_n) for s in split_sentences(text)]
+    return [SentenceCheck(**{**asdict(c), "attributed": True}) if c.text in attributed else c for c in checks]
+
+
+def attribute_uncited(text: str, sources: Sequence[Source]) -> tuple[str, list[str], list[int]]:
+    """Give an uncited sentence the [n] of the one source that holds nearly all its words (and numbers).
+
+    Small models often restate an abstract without citing it; this keeps "every claim cited" true without
+    trusting the model. Returns (text, the sentences as now cited, source numbers added in order)."""
+    done, added = [], []
+    for sentence in split_sentences(text):
+        if _CITE.search(sentence) or len(content_words(_CITE.sub("", sentence))) < 4:
+            continue
+        marked = [(check_sentence(f"{sentence} [{s.n}]", {s.n: s}), s.n) for s in sources]
+        good = [(c.support, n) for c, n in marked if c.supported and c.support >= ATTRIBUTE_SUPPORT]
+        if not good:
+            continue
+        n = max(good)[1]
+        cited = re.sub(r"([.!?。！？])$", rf" [{n}]\1", sentence) if re.search(r"[.!?。！？]$", sentence) else f"{sentence} [{n}]"
+        text = text.replace(sentence, cited, 1)
+        done.append(cited)
+        added.append(n)
+    return text, done, added

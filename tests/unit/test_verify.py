@@ -57,6 +57,9 @@ def test_sentences_split_at_full_stops_keeping_their_markers():
     text = "DroPE drops embeddings [1]. It reaches 99.1% accuracy, e.g. on NIAH [1][2]. 它延长了上下文[1]。还有呢"
     assert split_sentences(text) == ["DroPE drops embeddings [1].", "It reaches 99.1% accuracy, e.g. on NIAH [1][2].",
                                      "它延长了上下文[1]。", "还有呢"]
+    # markers written first go with the sentence after them
+    assert split_sentences("[1] DroPE：去掉位置编码。[2] LookaheadKV：预测注意力。") == [
+        "[1] DroPE：去掉位置编码。", "[2] LookaheadKV：预测注意力。"]
 
 
 def test_supported_unsupported_and_unchecked_sentences():
@@ -71,3 +74,21 @@ def test_supported_unsupported_and_unchecked_sentences():
     assert checks[2].missing_numbers == ("75",)
     assert checks[0].cited == (1,) and checks[0].support == 1.0
     assert checks[3].support < 0.5
+
+
+def test_an_uncited_sentence_restating_one_abstract_gets_its_citation():
+    from rag.verify import attribute_uncited
+
+    text = ("DroPE removes positional embeddings after pretraining and recalibrates briefly. "
+            "LookaheadKV cuts memory [2]. Both matter for long contexts in practice somehow.")
+    cited, done, added = attribute_uncited(text, SOURCES)
+    assert cited.startswith("DroPE removes positional embeddings after pretraining and recalibrates briefly [1].")
+    assert added == [1] and done == ["DroPE removes positional embeddings after pretraining and recalibrates briefly [1]."]
+    assert cited.endswith("Both matter for long contexts in practice somehow.")  # no source holds it: left uncited
+    checks = check_sentences(cited, SOURCES, done)
+    assert [(c.supported, c.attributed) for c in checks] == [(True, True), (True, False), (None, False)]
+
+
+def test_sentences_that_only_point_at_a_source_are_not_judged():
+    checks = check_sentences("This work is described in [1]. The retrieved papers [1] and [2] provide details.", SOURCES)
+    assert [c.supported for c in checks] == [None, None]

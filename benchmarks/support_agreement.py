@@ -64,8 +64,8 @@ def main() -> None:
             rec = json.loads(line)
             if rec["id"] in wanted:
                 papers[rec["id"]] = Paper(id=rec["id"], title=rec["title"], abstract=rec["abstract"])
-    gold = [bool(r["label"]) for r in labels]
-    print(f"{len(labels)} hand-labeled sentences: {sum(gold)} supported, {len(gold) - sum(gold)} not\n")
+    gold_all = [bool(r["label"]) for r in labels]
+    print(f"{len(labels)} hand-labeled sentences: {sum(gold_all)} supported, {len(gold_all) - sum(gold_all)} not")
 
     checks = []
     for r in labels:  # `cited` maps each [n] of the sentence to the paper id it stood for in that answer
@@ -82,6 +82,15 @@ def main() -> None:
         vecs = np.asarray(embed.embed_documents([r["sentence"], *pieces]))
         cosines.append(float(np.max(vecs[1:] @ vecs[0])))
 
+    # The shipped judge abstains (None) on sentences it cannot read (Chinese with < 3 English words) or that
+    # claim nothing ("This is described in [1]."): every judge is scored on the sentences it does judge.
+    judged = [i for i, c in enumerate(checks) if c.supported is not None]
+    skipped = [i for i in range(len(labels)) if i not in judged]
+    print(f"the shipped judge abstains on {len(skipped)} of them "
+          f"({sum(not gold_all[i] for i in skipped)} of those are unsupported); scored below: the {len(judged)} it judges\n")
+    checks = [checks[i] for i in judged]
+    cosines = [cosines[i] for i in judged]
+    gold = [gold_all[i] for i in judged]
     rows = ["| judge | agreement | Cohen's kappa | unsupported caught | precision of 'unsupported' |", "|---|---|---|---|---|"]
     rows.append(report(f"shipped: words >= {MIN_SUPPORT} and numbers present", [bool(c.supported) for c in checks], gold))
     for t in (0.3, 0.4, 0.6, 0.7):

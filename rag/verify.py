@@ -109,6 +109,7 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*%?")
 MIN_SUPPORT = 0.5  # share of a sentence's content words that its cited abstracts must hold
+MIN_SHARE_PER_SOURCE = 0.25  # a sentence citing several sources: each must hold this share of its words
 ATTRIBUTE_SUPPORT = 0.8  # an uncited sentence this well supported by one source gets that source's [n]
 # Words of sentences that point at sources rather than claim anything ("This is described in [1].").
 META_WORDS = frozenset("""retrieved provide provides provided detailed detail details information described
@@ -153,7 +154,15 @@ def _numbers(text: str) -> list[str]:
     return [n.rstrip("%").replace(",", "") for n in _NUMBER.findall(text)]
 
 
+def _held(latin: Sequence[str], source: Source) -> float:
+    have = _words(f"{source.paper.title}. {source.paper.abstract} {source.text}")
+    return sum(1 for w in latin if w in have or stem(w) in have) / len(latin) if latin else 0.0
+
+
 def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
+    """Does what the sentence cites hold its words and numbers? Unsupported when under MIN_SUPPORT of its
+    content words are in the cited abstracts together, when one of several cited abstracts holds almost none
+    of them (a wrong extra citation), or when a number of the sentence is in none of them."""
     cited = tuple(dict.fromkeys(int(n) for n in _CITE.findall(sentence) if int(n) in by_n))
     body = _CITE.sub("", sentence)
     if not cited:
@@ -173,6 +182,8 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
         # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
         # with fewer than 3 of those there is no lexical evidence either way
         return SentenceCheck(sentence, cited, None, round(support, 3))
+    if len(cited) > 1 and min(_held(latin, by_n[n]) for n in cited) < MIN_SHARE_PER_SOURCE:
+        return SentenceCheck(sentence, cited, False, round(support, 3))
     return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
 
 

@@ -92,3 +92,9 @@ def test_an_uncited_sentence_restating_one_abstract_gets_its_citation():
 def test_sentences_that_only_point_at_a_source_are_not_judged():
     checks = check_sentences("This work is described in [1]. The retrieved papers [1] and [2] provide details.", SOURCES)
     assert [c.supported for c in checks] == [None, None]
+
+
+def test_an_extra_citation_that_holds_none_of_the_sentence_makes_it_unsupported():
+    text = ("DroPE removes positional embeddings after pretraining [1][2]. "
+            "DroPE removes positional embeddings while LookaheadKV predicts future attention [1][2].")
+    assert [c.supported for c in check_sentences(text, SOURCES)] == [False, True]

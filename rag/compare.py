@@ -26,7 +26,7 @@ MAX_CELL_WORDS = 28
 # Cue words per aspect, strongest first; a sentence is used for one aspect at most.
 _CUES: dict[str, tuple[str, ...]] = {
     "method": ("we propose", "we introduce", "we present", "we develop", "we design", "this paper", "this work",
-               "our method", "our approach", "our framework", "we formulate", "we leverage"),
+               "our method", "our approach", "our framework", "we formulate", "we leverage", "propose", "introduce"),
     "limitation": ("limitation", "at the cost", "remains challenging", "future work", "does not", "fails to",
                    "is limited", "restricted to", "only applies", "trade-off", "however, our"),
     "main result": ("outperform", "state-of-the-art", "improves", "improvement", "achieves", "surpass", "results show",
@@ -96,10 +96,15 @@ def _shorten(sentence: str) -> str:
     return sentence if len(words) <= MAX_CELL_WORDS else " ".join(words[:MAX_CELL_WORDS]) + " …"
 
 
+_NOT_A_LIMITATION = re.compile(r"address(?:es|ing)? (?:this|these|the) limitation|limitations?, we|overcome", re.IGNORECASE)
+
+
 def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
     """One abstract sentence per aspect (cited), or "not stated"."""
     sentences = split_sentences(source.paper.abstract or source.text)
-    taken: set[int] = set()
+    # "To address this limitation, we propose ..." states the method (and earlier work's limits), not this one's
+    taken: set[int] = {i for i, s in enumerate(sentences) if _NOT_A_LIMITATION.search(s) and
+                       not any(c in s.lower() for c in _CUES["method"])}
     chosen: dict[str, str] = {}
     for aspect in _ORDER:
         if aspect == "problem" and sentences and 0 not in taken:  # abstracts open with the problem

@@ -58,3 +58,14 @@ def test_a_comparison_answer_opens_with_the_table_and_shows_the_model_only_those
     assert [c.id for c in got.citations] == ["RlPVSeKjoc", "RVLMGPXt2i"]
     assert got.to_json()["comparison"]["papers"] == ["RlPVSeKjoc", "RVLMGPXt2i"]
     assert [s.supported for s in got.sentences] == [True]  # only the prose is checked; the table is extractive
+
+
+def test_addressing_earlier_work_s_limitation_is_the_method_not_a_limitation():
+    from rag.compare import cells_for
+
+    star = Paper(id="STARxxxxx1", title="STAR: Strategy-driven red-teaming",
+                 abstract="Existing red-teaming stays in text space. To address this limitation, we shift the search to "
+                          "activation space and propose STAR. STAR outperforms baselines in attack success rate.")
+    problem, method, data, result, limitation = cells_for(Source(1, star, 1.0, (star.abstract,)))
+    assert method.startswith("To address this limitation, we shift") and limitation == NOT_STATED
+    assert problem.startswith("Existing red-teaming") and result.startswith("STAR outperforms")

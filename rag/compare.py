@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.retrieve import Source
-from rag.verify import coined_names, split_sentences
+from rag.verify import coined_names, content_words, split_sentences, stem, word_set
 
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
                       r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比", re.IGNORECASE)
@@ -79,16 +79,53 @@ def _name_of(title: str) -> str:
     return head if len(head.split()) <= 4 else title
 
 
+# Where a comparison question turns from one paper's description to the next ("..., the other ...").
+_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
+                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b|另一种|另一个|另一篇|与|和",
+                   re.IGNORECASE)
+
+
+def _introduced_names(paper) -> set[str]:
+    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
+    names = set(coined_names(paper.title))
+    for sentence in split_sentences(paper.abstract):
+        if any(cue in sentence.lower() for cue in ("we propose", "we introduce", "we present", "we develop", "we call")):
+            names |= set(coined_names(sentence))
+    return names
+
+
+def _by_description(question: str, sources: Sequence[Source], count: int) -> list[Source]:
+    """Split "the one that X ... the one that Y" into its descriptions; the best-matching paper for each."""
+    parts = [p for p in _TURN.split(question) if len(content_words(p)) >= 3]
+    if len(parts) < 2:
+        return []
+    picked: list[Source] = []
+    for part in parts[:count]:
+        words = content_words(part)
+        scored = []
+        for s in sources:
+            if s in picked:
+                continue
+            have = word_set(f"{s.paper.title} {s.paper.abstract}")
+            scored.append((sum(w in have or stem(w) in have for w in words) / len(words), -s.n, s))
+        if scored:
+            picked.append(max(scored, key=lambda t: t[:2])[2])
+    return picked
+
+
 def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
-    """Sources named in `texts` by title or short name, then those whose abstract uses a coined name the
-    texts use ("DroPE"), then the best-ranked: `count` in all (2-4)."""
+    """Which papers to compare, `count` in all (2-4): those named by title or short name, then by a coined
+    name they introduce ("DroPE"), then the best match for each description the question gives ("the
+    approach that X ... the one that Y"), then the best-ranked."""
     count = max(2, min(4, count, len(sources)))
     said = " ".join(texts)
     names = set(coined_names(said))
     by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
-    by_name = [s for s in sources if s not in by_title and names & set(coined_names(f"{s.paper.title} {s.paper.abstract}"))]
-    rest = [s for s in sources if s not in by_title and s not in by_name]
-    return sorted((by_title + by_name + rest)[:count], key=lambda s: s.n)
+    by_name = [s for s in sources if s not in by_title and names & _introduced_names(s.paper)]
+    named = by_title + by_name
+    described = [s for s in _by_description(texts[0] if texts else "", sources, count) if s not in named]
+    rest = [s for s in sources if s not in named and s not in described]
+    return sorted((named + described + rest)[:count], key=lambda s: s.n)
 
 
 def _shorten(sentence: str) -> str:

@@ -44,6 +44,7 @@ INSTRUCTIONS_EN = (
 # Chinese questions get Chinese instructions: the small embedded model then answers in Chinese.
 INSTRUCTIONS_ZH = (
     "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
+    "用完整的中文句子说明论文做了什么，不要只列出论文标题。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
 )

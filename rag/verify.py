@@ -56,7 +56,7 @@ def content_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS))
 
 
-def _words(text: str) -> set[str]:
+def word_set(text: str) -> set[str]:
     words = content_words(text)
     return {stem(w) for w in words} | set(words)
 
@@ -92,7 +92,7 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     weight = {t: math.log((total + 1) / (df.get(t, 0) + 0.5)) for t in rare}
     best = 0.0
     for s in sources:
-        words = _words(f"{s.paper.title} {s.paper.abstract}")
+        words = word_set(f"{s.paper.title} {s.paper.abstract}")
         held = sum(w for t, w in weight.items() if t in words or stem(t) in words)
         best = max(best, held / sum(weight.values()))
     if best >= MIN_RARE_COVERAGE:
@@ -155,7 +155,7 @@ def _numbers(text: str) -> list[str]:
 
 
 def _held(latin: Sequence[str], source: Source) -> float:
-    have = _words(f"{source.paper.title}. {source.paper.abstract} {source.text}")
+    have = word_set(f"{source.paper.title}. {source.paper.abstract} {source.text}")
     return sum(1 for w in latin if w in have or stem(w) in have) / len(latin) if latin else 0.0
 
 
@@ -168,7 +168,7 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     if not cited:
         return SentenceCheck(sentence, (), None, 0.0)
     evidence = " ".join(f"{by_n[n].paper.title}. {by_n[n].paper.abstract} {by_n[n].text}" for n in cited)
-    have = _words(evidence)
+    have = word_set(evidence)
     latin = [w for w in content_words(body) if not re.search(r"[\u3000-\u9fff]", w)]
     held = [w for w in latin if w in have or stem(w) in have]
     support = len(held) / len(latin) if latin else 0.0

@@ -69,3 +69,11 @@ def test_addressing_earlier_work_s_limitation_is_the_method_not_a_limitation():
     problem, method, data, result, limitation = cells_for(Source(1, star, 1.0, (star.abstract,)))
     assert method.startswith("To address this limitation, we shift") and limitation == NOT_STATED
     assert problem.startswith("Existing red-teaming") and result.startswith("STAR outperforms")
+
+
+def test_each_description_in_the_question_picks_its_own_paper_over_rank():
+    graphs = Paper(id="Gr12345678", title="Graph Diffusion", abstract="We study graph diffusion models for molecules.")
+    question = ("How does the method that removes positional embeddings after pretraining differ from the one that "
+                "predicts future attention to evict KV cache entries?")
+    ranked = [Source(1, graphs, 0.9, ()), Source(2, OTHER, 0.8, ()), Source(3, DROPE, 0.7, ()), Source(4, KV, 0.6, ())]
+    assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]

@@ -128,7 +128,8 @@ def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
             rows_file.flush()
 
     try:
-        report, rows = run(pipeline, args.questions, args.corpus, answers=not args.retrieval_only, progress=progress)
+        report, rows = run(pipeline, args.questions, args.corpus, answers=not args.retrieval_only, progress=progress,
+                           kinds=args.kind or (), langs=args.lang or ())
         if rows_file:  # then the retrieval rows (the answer rows are in already)
             rows_file.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if "answer" not in r)
     finally:
@@ -169,6 +170,9 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--corpus", action="append", help="corpus file(s) to ingest first (repeatable)")
     ev.add_argument("--retrieval-only", action="store_true", help="retrieval figures only: no answer is written (fast)")
     ev.add_argument("--rows", help="also write one JSON line per question (and per answer) to this file")
+    ev.add_argument("--kind", action="append", choices=["lookup", "compare", "followup", "filtered", "unanswerable"],
+                    help="only questions of this kind (repeatable)")
+    ev.add_argument("--lang", action="append", help="only questions in this language, e.g. zh (repeatable)")
     ev.add_argument("--json", action="store_true", help="one JSON object: lookup, compare, followup, filtered, unanswerable")
     ev.set_defaults(func=cmd_eval)
     return parser

@@ -10,7 +10,7 @@ import json
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -236,12 +236,14 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
 
 
 def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
-        answers: bool = False, progress: Callable[[dict], None] = lambda row: None) -> tuple[dict, list[dict]]:
+        answers: bool = False, progress: Callable[[dict], None] = lambda row: None,
+        kinds: Sequence[str] = (), langs: Sequence[str] = ()) -> tuple[dict, list[dict]]:
     """Ingest `corpus` (if given; unchanged papers cost nothing), then evaluate retrieval on the questions,
     and with `answers` also the model's answers (slow on CPU: one full answer per question)."""
     if corpus:
         pipeline.ingest_files(corpus)
-    questions = load_questions(questions_path)
+    questions = [q for q in load_questions(questions_path)
+                 if (not kinds or q["kind"] in kinds) and (not langs or q["lang"] in langs)]
     k = max(10, pipeline.settings.retrieval.k)
 
     def rewrite(question, history):

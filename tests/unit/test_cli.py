@@ -85,6 +85,20 @@ def test_eval_prints_json_figures(factory, tmp_path, capsys):
     assert report["lookup"]["recall@1"] == 1.0 and report["lookup"]["by_lang"]["en"]["n"] == 1
 
 
+def test_eval_can_run_one_kind_or_language(factory, tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    lines = [{"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],
+              "question": "Dropping positional embedding extends context of pretrained LLMs?"},
+             {"qid": "L2", "kind": "lookup", "lang": "zh", "gold": ["RlPVSeKjoc"], "question": "去掉位置编码能扩展上下文吗？"},
+             {"qid": "U1", "kind": "unanswerable", "lang": "en", "gold": [], "question": "Beekeeping with audio?"}]
+    questions.write_text("".join(json.dumps(q) + "\n" for q in lines))
+    for flags, lookups, unanswerable in ((["--lang", "en"], 1, 1), (["--kind", "unanswerable"], 0, 1)):
+        assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--retrieval-only", "--json", *flags],
+                    pipeline_factory=factory) == EXIT_OK
+        report = json.loads(capsys.readouterr().out)
+        assert report["lookup"].get("n", 0) == lookups and report["unanswerable"].get("n", 0) == unanswerable
+
+
 def test_eval_with_answers_writes_each_answer_row(factory, tmp_path, capsys):
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],

@@ -17,7 +17,8 @@ from rag.retrieve import Source
 from rag.verify import coined_names, content_words, split_sentences, stem, word_set
 
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
-                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比", re.IGNORECASE)
+                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
+                      r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
 _COUNT = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
@@ -123,7 +124,9 @@ def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int)
     by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
     by_name = [s for s in sources if s not in by_title and names & _introduced_names(s.paper)]
     named = by_title + by_name
-    described = [s for s in _by_description(texts[0] if texts else "", sources, count) if s not in named]
+    # descriptions are matched in English: the question, or its translation when it is not in English
+    english = next((t for t in texts if not re.search(r"[\u3000-\u9fff]", t)), "")
+    described = [s for s in _by_description(english, sources, count) if s not in named]
     rest = [s for s in sources if s not in named and s not in described]
     return sorted((named + described + rest)[:count], key=lambda s: s.n)
 

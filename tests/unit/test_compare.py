@@ -23,6 +23,10 @@ def test_comparison_questions_are_recognised_in_both_languages():
     assert is_comparison("Compare the three papers") and wanted_count("Compare the three papers") == 3
     assert is_comparison("这两篇论文有什么区别？") and wanted_count("这两篇论文有什么区别？") == 2
     assert not is_comparison("Which papers compress the KV cache?")
+    # "one paper ..., the other ...": a comparison even when it only asks what each one does
+    assert is_comparison("两篇论文都改进CLIP：一篇给出闭式解，另一篇用核均值嵌入。它们分别想解决什么问题？")
+    assert is_comparison("One paper prunes experts while the other merges them: what problem does each solve?")
+    assert not is_comparison("对比式学习里有没有建模条件不确定性的方法？")
 
 
 def test_named_papers_come_first_then_the_best_ranked():

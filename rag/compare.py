@@ -3,8 +3,9 @@
 
 The cells are sentences of the cited paper's own abstract, picked by cue words and shortened, so each
 one is supported by construction; what an abstract does not say is written as "not stated", never
-guessed. Which papers: those the question (or the rewritten query, which resolves "the second one"
-against earlier turns) names by title, then the best-ranked ones, up to the number asked for.
+guessed. Which papers: see `compared_papers` (named ones first, then the best match for each description
+the question gives, then the best-ranked); the rewritten query counts as naming too, since it resolves
+"the second one" against earlier turns.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.retrieve import Source
-from rag.verify import coined_names, content_words, split_sentences, stem, word_set
+from rag.verify import coined_names, content_words, share_held, split_sentences, word_set
 
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
                       r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
@@ -80,10 +81,10 @@ def _name_of(title: str) -> str:
     return head if len(head.split()) <= 4 else title
 
 
-# Where a comparison question turns from one paper's description to the next ("..., the other ...").
+# Where an English comparison question turns from one paper's description to the next ("..., the other ...");
+# a Chinese question is split through its English translation (compared_papers).
 _TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
-                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b|另一种|另一个|另一篇|与|和",
-                   re.IGNORECASE)
+                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
 
 
 def _introduced_names(paper) -> set[str]:
@@ -107,8 +108,7 @@ def _by_description(question: str, sources: Sequence[Source], count: int) -> lis
         for s in sources:
             if s in picked:
                 continue
-            have = word_set(f"{s.paper.title} {s.paper.abstract}")
-            scored.append((sum(w in have or stem(w) in have for w in words) / len(words), -s.n, s))
+            scored.append((share_held(words, word_set(f"{s.paper.title} {s.paper.abstract}")), -s.n, s))
         if scored:
             picked.append(max(scored, key=lambda t: t[:2])[2])
     return picked

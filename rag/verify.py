@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from rag.lexical import STOP_WORDS, query_terms
 from rag.retrieve import Source
@@ -32,8 +33,7 @@ oral orals poster posters accepted rejected withdrawn spotlight area areas iclr 
 
 @dataclass(frozen=True)
 class Coverage:
-    answerable: bool
-    reason: str = ""  # why not, in words a user understands
+    answerable: bool  # when not, unknown_names or rare_terms say why (rag.answer.refusal_text words it)
     unknown_names: tuple[str, ...] = ()
     rare_terms: tuple[str, ...] = ()
     best_coverage: float = 1.0
@@ -56,9 +56,16 @@ def content_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS))
 
 
-def word_set(text: str) -> set[str]:
+@lru_cache(maxsize=256)
+def word_set(text: str) -> frozenset[str]:
+    """Content words of `text` and their stems. Cached: every check of an answer reads the same abstracts."""
     words = content_words(text)
-    return {stem(w) for w in words} | set(words)
+    return frozenset({stem(w) for w in words} | set(words))
+
+
+def share_held(words: Sequence[str], have: frozenset[str]) -> float:
+    """The share of `words` found (as written or stemmed) in `have`, a `word_set`."""
+    return sum(1 for w in words if w in have or stem(w) in have) / len(words) if words else 0.0
 
 
 def coined_names(text: str) -> list[str]:
@@ -76,12 +83,12 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     `frequency` gives each term's chunk count in the whole index, `total` the index size; coined names
     come from `names_from` (default: `queries`), so a name the rewriting model made up counts not."""
     if not sources:
-        return Coverage(False, "no paper matched")
+        return Coverage(False)
     names = [n for q in (queries if names_from is None else names_from) for n in coined_names(q)]
     counts = frequency([n.lower() for n in names]) if names else {}
     unknown = tuple(dict.fromkeys(n for n in names if counts.get(n.lower(), 0) == 0))
     if unknown:
-        return Coverage(False, f"no indexed paper mentions {', '.join(unknown)}", unknown_names=unknown)
+        return Coverage(False, unknown_names=unknown)
     # key terms only from English text: the index is English, so a Chinese word is never "rare" evidence
     english = [q for q in queries if not re.search(r"[\u3000-\u9fff]", q)]
     terms = list(dict.fromkeys(t for q in english for t in query_terms(q) if not t.isdigit() and t not in QUESTION_WORDS))
@@ -100,8 +107,7 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     close = similarity()
     if close >= RELEVANCE_FLOOR:
         return Coverage(True, rare_terms=tuple(rare), best_coverage=round(best, 3), similarity=round(close, 4))
-    return Coverage(False, "the closest papers do not use the question's main terms (" + ", ".join(rare) + ")",
-                    rare_terms=tuple(rare), best_coverage=round(best, 3), similarity=round(close, 4))
+    return Coverage(False, rare_terms=tuple(rare), best_coverage=round(best, 3), similarity=round(close, 4))
 
 
 # --- sentence support (after the model) ---------------------------------------------------------
@@ -154,9 +160,8 @@ def _numbers(text: str) -> list[str]:
     return [n.rstrip("%").replace(",", "") for n in _NUMBER.findall(text)]
 
 
-def _held(latin: Sequence[str], source: Source) -> float:
-    have = word_set(f"{source.paper.title}. {source.paper.abstract} {source.text}")
-    return sum(1 for w in latin if w in have or stem(w) in have) / len(latin) if latin else 0.0
+def _evidence(source: Source) -> str:
+    return f"{source.paper.title}. {source.paper.abstract} {source.text}"
 
 
 def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
@@ -167,11 +172,9 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     body = _CITE.sub("", sentence)
     if not cited:
         return SentenceCheck(sentence, (), None, 0.0)
-    evidence = " ".join(f"{by_n[n].paper.title}. {by_n[n].paper.abstract} {by_n[n].text}" for n in cited)
-    have = word_set(evidence)
+    evidence = " ".join(_evidence(by_n[n]) for n in cited)
     latin = [w for w in content_words(body) if not re.search(r"[\u3000-\u9fff]", w)]
-    held = [w for w in latin if w in have or stem(w) in have]
-    support = len(held) / len(latin) if latin else 0.0
+    support = share_held(latin, word_set(evidence))
     numbers = set(_numbers(evidence))
     missing = tuple(n for n in dict.fromkeys(_numbers(body)) if n not in numbers and n not in {str(c) for c in cited})
     if missing:
@@ -182,7 +185,7 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
         # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
         # with fewer than 3 of those there is no lexical evidence either way
         return SentenceCheck(sentence, cited, None, round(support, 3))
-    if len(cited) > 1 and min(_held(latin, by_n[n]) for n in cited) < MIN_SHARE_PER_SOURCE:
+    if len(cited) > 1 and min(share_held(latin, word_set(_evidence(by_n[n]))) for n in cited) < MIN_SHARE_PER_SOURCE:
         return SentenceCheck(sentence, cited, False, round(support, 3))
     return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
 

@@ -41,6 +41,7 @@ ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
 )
 MAX_HISTORY_TURNS = 2  # earlier turns cost prefill time on a CPU and rarely matter
+HISTORY_ANSWER_CHARS = 1_200  # an earlier answer (a comparison table included) is cut here in the prompt
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -95,7 +96,8 @@ def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
     messages: list[BaseMessage] = []
     for turn in exchanges(history)[-MAX_HISTORY_TURNS:]:
         shown = "; ".join(f"[{i}] {title}" for i, title in enumerate(turn.papers, start=1))
-        messages += [HumanMessage(turn.question), AIMessage(turn.answer + (f"\n(Papers: {shown})" if shown else ""))]
+        earlier = turn.answer if len(turn.answer) <= HISTORY_ANSWER_CHARS else turn.answer[:HISTORY_ANSWER_CHARS] + " …"
+        messages += [HumanMessage(turn.question), AIMessage(earlier + (f"\n(Papers: {shown})" if shown else ""))]
     return messages
 
 
@@ -130,8 +132,26 @@ def refusal_text(question: str, sources: Sequence[Source], cover: Coverage) -> s
     return (REFUSAL_ZH if zh else REFUSAL_EN).format(why=why, titles=closest_titles(sources))
 
 
+def _error_names(exc: BaseException) -> str:
+    """The class names of an exception, its bases and its causes: SDKs wrap one error in another."""
+    names, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        names += [c.__name__ for c in type(exc).__mro__]
+        exc = exc.__cause__ or exc.__context__
+    return " ".join(names)
+
+
 def _model_error(exc: Exception) -> ModelError:
-    name = exc.__class__.__name__
+    name = _error_names(exc)
+    if "RemoteProtocol" in name or "ReadError" in name:
+        return ModelError("The model server closed the connection in the middle of the answer (did it stop?). Ask again.")
+    if "JSONDecode" in name or "Decode" in name:
+        return ModelError("The model server sent a reply that is not an OpenAI-compatible response: check "
+                          "PAPERCHAT_LLM__BASE_URL points at an OpenAI-compatible /v1 endpoint.")
+    if "InternalServer" in name or "ServiceUnavailable" in name:
+        return ModelError("The model server answered with an error (HTTP 5xx). Try again; if it keeps failing, "
+                          "check the model server's log.")
     if "Timeout" in name:
         return ModelError("The model took too long to answer. Try again, or raise PAPERCHAT_LLM__TIMEOUT_S.")
     if "Connection" in name:
@@ -140,7 +160,8 @@ def _model_error(exc: Exception) -> ModelError:
         return ModelError("The model server refused the API key: check OPENAI_API_KEY or PAPERCHAT_LLM__API_KEY.")
     if "NotFound" in name:
         return ModelError("The model server does not know that model: check PAPERCHAT_LLM__MODEL.")
-    return ModelError(f"The model call failed ({name}). Try again; if it keeps failing, check the model server's log.")
+    return ModelError(f"The model call failed ({exc.__class__.__name__}). Try again; if it keeps failing, "
+                      "check the model server's log.")
 
 
 def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel | None,

@@ -17,6 +17,10 @@ class IndexError_(PaperChatError):
     """The vector store is unreachable or holds data that does not match the settings."""
 
 
+class QuestionError(PaperChatError):
+    """The question cannot be used as typed (empty, too long, no words)."""
+
+
 class EmptyIndexError(PaperChatError):
     """Nothing has been ingested yet."""
 

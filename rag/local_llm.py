@@ -145,10 +145,18 @@ class LocalModelServer:
                 f"see {self.log_path}, or raise PAPERCHAT_EMBEDDED_LLM__STARTUP_TIMEOUT_S."
             )
 
-    def ensure_running(self) -> None:
-        """Restart the server if it died (crash, OOM kill); cheap when it is alive."""
-        if self._proc is None or self._proc.poll() is not None:
-            self.start()
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def exit_code(self) -> int | None:
+        return self._proc.poll() if self._proc is not None else None
+
+    def ensure_running(self) -> bool:
+        """Restart the server if it died (crash, OOM kill); cheap when it is alive. True if it was restarted."""
+        if self.alive():
+            return False
+        self.start()
+        return True
 
     def _log_tail(self, lines: int = 8) -> str:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -12,10 +14,11 @@ from langchain_core.language_models import BaseChatModel
 
 from rag.answer import Answer, stream_answer
 from rag.corpus import LoadReport, load_corpus
-from rag.errors import EmptyIndexError
+from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
+from rag.question import clean_question
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
 from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
@@ -23,6 +26,7 @@ from rag.verify import Coverage, coverage
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,26 @@ class Pipeline:
                 if self.settings.llm.backend == "embedded":
                     self._server = make_local_server(self.settings).start()
                 self._llm = make_chat_model(self.settings, self._server)
-            elif self._server is not None:
-                self._server.ensure_running()
+            elif self._server is not None and self._server.ensure_running():
+                from rag.llm import make_chat_model  # restarted, maybe on another port: a new client
+
+                self._llm = make_chat_model(self.settings, self._server)
             return self._llm
+
+    def _restart_if_dead(self) -> bool:
+        """After a failed model call: if the embedded server died, start it again in the background."""
+        if self._server is None or self._server.alive():
+            return False
+        log.warning("the embedded model server died (exit code %s); restarting it", self._server.exit_code())
+
+        def restart() -> None:
+            try:
+                _ = self.llm
+            except PaperChatError as exc:
+                log.error("restarting the embedded model server failed: %s", exc)
+
+        threading.Thread(target=restart, name="paperchat-model-restart", daemon=True).start()
+        return True
 
     def warm_up(self) -> None:
         """Start the model now rather than on the first question."""
@@ -107,10 +128,28 @@ class Pipeline:
             self._areas = primary_areas(self.index)
         return constraints_in(question, self._areas)
 
+    @contextlib.contextmanager
+    def _store(self) -> Iterator[None]:
+        """Turns a lost Chroma server into a message that says what to do; the next question reconnects."""
+        try:
+            yield
+        except PaperChatError:
+            raise
+        except Exception as exc:
+            if self.settings.chroma.mode != "http":
+                raise
+            chroma = self.settings.chroma
+            log.warning("Chroma server call failed: %s", exc.__class__.__name__)
+            raise IndexError_(
+                f"Lost the connection to the Chroma server at {chroma.host}:{chroma.port} "
+                f"({exc.__class__.__name__}). Check that `chroma run` is up, then ask again."
+            ) from exc
+
     def retrieve(self, question: str | Sequence[str], filters: Filters | None = None, k: int | None = None) -> list[Source]:
-        if self.index.is_empty():
-            raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
-        return retrieve(self.index, question, self.settings.retrieval, filters, k)
+        with self._store():
+            if self.index.is_empty():
+                raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
+            return retrieve(self.index, question, self.settings.retrieval, filters, k)
 
     def search_query(self, question: str, history: Sequence[HistoryItem] = ()) -> Query:
         """The standalone query to search for (rag.rewrite); the model is asked only when it helps."""
@@ -130,20 +169,31 @@ class Pipeline:
             hits = self.index.search(english[0] if english else query.text, k=1, where=(filters or Filters()).where())
             return hits[0][1] if hits else 0.0
 
-        return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
-                        names_from=[question], similarity=similarity)
+        with self._store():
+            return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
+                            names_from=[question], similarity=similarity)
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:
-        """Sources first (before the model writes anything), then answer text, then the final answer."""
-        filters = merge_filters(filters, self.stated_filters(question))
-        query = self.search_query(question, history)
-        sources = self.retrieve(query.all, filters, k)
-        yield SourcesEvent(sources, query)
-        cover = self.coverage(question, query, sources, filters)
-        llm = self.llm if cover is None or cover.answerable else None
-        for item in stream_answer(question, sources, llm, history, cover, named=query.all):
-            yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+        """Sources first (before the model writes anything), then answer text, then the final answer.
+
+        A bad question raises QuestionError before any work; a failed model call raises ModelError (and an
+        embedded server that died is restarted, so asking again works)."""
+        question = clean_question(question, self.settings.retrieval.max_question_chars)
+        try:
+            filters = merge_filters(filters, self.stated_filters(question))
+            query = self.search_query(question, history)
+            sources = self.retrieve(query.all, filters, k)
+            yield SourcesEvent(sources, query)
+            cover = self.coverage(question, query, sources, filters)
+            llm = self.llm if cover is None or cover.answerable else None
+            for item in stream_answer(question, sources, llm, history, cover, named=query.all):
+                yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+        except ModelError as exc:
+            if self._restart_if_dead():
+                raise ModelError("The embedded model stopped while answering; it is being restarted. "
+                                 "Ask again in a few seconds.") from exc
+            raise
 
     def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None) -> Answer:
         for event in self.stream(question, history, filters):

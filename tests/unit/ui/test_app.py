@@ -1,5 +1,6 @@
 """The chat handler without a browser: sources first, streamed answer, references, friendly errors."""
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from rag.pipeline import build_pipeline
@@ -41,8 +42,43 @@ def test_model_failure_is_a_message_in_the_chat_not_a_traceback():
     assert turns == []
 
 
-def test_empty_question_does_nothing():
-    assert list(respond(pipeline_with(fake_chat("x")), "   ", [], [])) == [([], [])]
+@pytest.mark.parametrize("typed, says", [
+    ("", "Type a question first"),
+    ("  \n\t ", "Type a question first"),
+    ("\x00\x07\x1b\x7f\u202e", "Type a question first"),  # only control characters
+    ("🙂🚀🔥", "no words to search for"),
+    ("what is DroPE? " * 7_000, "the limit is 1,000"),  # ~100,000 characters
+])
+def test_bad_questions_get_a_message_and_no_model_call(typed, says):
+    class Never(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise AssertionError("the model was called")
+
+    steps = list(respond(pipeline_with(Never(messages=iter([]))), typed, [], []))
+    chat, turns = steps[-1]
+    assert chat[-1]["role"] == "assistant" and chat[-1]["content"].startswith("⚠️") and says in chat[-1]["content"]
+    assert turns == []  # nothing kept: the next question starts afresh
+    assert all(len(m["content"]) < 1_000 for m in chat)  # a huge paste is not echoed back whole
+
+
+def test_control_characters_are_dropped_and_a_mixed_language_question_is_answered():
+    pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings after pretraining [1]."))
+    chat, turns = list(respond(pipeline, "DroPE\x00 是什么? \u202ewhy\x1b does it extend context?", [], []))[-1]
+    assert turns[0].question == "DroPE 是什么? why does it extend context?"
+    assert turns[0].answer.citations[0].id == "RlPVSeKjoc"
+
+
+def test_an_unexpected_failure_is_a_message_and_is_logged(caplog, monkeypatch):
+    pipeline = pipeline_with(fake_chat("x"))
+
+    def broken(*a, **k):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(pipeline, "retrieve", broken)
+    chat, turns = list(respond(pipeline, QUESTION, [], []))[-1]
+    assert chat[-1]["content"].startswith("⚠️ Something went wrong") and "KeyError" in chat[-1]["content"]
+    assert "Traceback" not in chat[-1]["content"] and turns == []
+    assert any("answering" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
 def test_build_app_makes_blocks():

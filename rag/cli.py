@@ -102,14 +102,18 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
 
 def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
-    from ui.app import launch
+    from rag.logs import setup_logging
+    from ui.app import launch, login_for
 
+    host = args.host or pipeline.settings.ui.host
+    login_for(host, pipeline.settings.ui)  # a non-loopback address without a login: refuse before any work
+    print(f"Log: {setup_logging(pipeline.settings).baseFilename}", file=sys.stderr)
     _ensure_ingested(pipeline)
     print("Starting the model...", file=sys.stderr)
     t0 = time.monotonic()
     pipeline.warm_up()
     print(f"Model ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
-    launch(pipeline, host=args.host or pipeline.settings.ui.host, port=args.port or pipeline.settings.ui.port)
+    launch(pipeline, host=host, port=args.port or pipeline.settings.ui.port)
     return EXIT_OK
 
 
@@ -161,7 +165,8 @@ def make_parser() -> argparse.ArgumentParser:
     ask.set_defaults(func=cmd_ask)
 
     serve = sub.add_parser("serve", help="start the web app")
-    serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1; any other needs "
+                                                    "PAPERCHAT_UI__AUTH_USER and PAPERCHAT_UI__AUTH_PASSWORD)")
     serve.add_argument("--port", type=int, default=None, help="port (default 7860)")
     serve.set_defaults(func=cmd_serve)
 
@@ -181,12 +186,15 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None,
          pipeline_factory: Callable[[Settings], Pipeline] = build_pipeline) -> int:
     args = make_parser().parse_args(argv)
+    settings = None
     try:
         settings = load_settings()
         with pipeline_factory(settings) as pipeline:
             return args.func(pipeline, args)
     except PaperChatError as exc:
-        print(f"paperchat: error: {exc}", file=sys.stderr)
+        from rag.logs import redact
+
+        print(f"paperchat: error: {redact(str(exc), settings.secrets() if settings else [])}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("\npaperchat: interrupted", file=sys.stderr)

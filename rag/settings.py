@@ -121,6 +121,10 @@ class RetrievalSettings(_Group):
     max_source_tokens: int = Field(
         300, ge=32, description="Tokens of text per paper in the prompt (keeps CPU prefill short)."
     )
+    max_question_chars: int = Field(
+        1000, ge=100, description="Longest question accepted, in characters; longer ones are refused with a message "
+        "(keeps the prompt bounded whatever is pasted)."
+    )
     coverage_check: bool = Field(
         True, description="Decline without calling the model when the question names something no indexed paper "
         "mentions, or its rare key terms are missing from the papers found (rag.verify.coverage)."
@@ -128,8 +132,25 @@ class RetrievalSettings(_Group):
 
 
 class UISettings(_Group):
-    host: str = Field("127.0.0.1", description="Address the web app binds to.")
+    host: str = Field(
+        "127.0.0.1", description="Address the web app binds to. Any address other than loopback (e.g. 0.0.0.0) "
+        "needs `auth_user` and `auth_password`: the app refuses to start without them."
+    )
     port: int = Field(7860, description="Port of the web app.")
+    auth_user: str = Field("", description="Login name for the web app (required to bind a non-loopback address).")
+    auth_password: SecretStr | None = Field(None, description="Password for `auth_user`.")
+    answer_slots: int = Field(
+        1, ge=1, description="Answers written at the same time; the others wait in a first-come, first-served "
+        "queue (the embedded model answers one question at a time)."
+    )
+    max_waiting: int = Field(
+        16, ge=0, description="Questions that may wait for a slot; beyond this a user is told the app is busy."
+    )
+
+    def login(self) -> tuple[str, str] | None:
+        """(user, password) when both are set."""
+        password = self.auth_password.get_secret_value() if self.auth_password else ""
+        return (self.auth_user, password) if self.auth_user and password else None
 
 
 class Settings(BaseSettings):
@@ -165,6 +186,12 @@ class Settings(BaseSettings):
                 f"PAPERCHAT_CHUNKING__SIZE ({self.chunking.size})"
             )
         return self
+
+    def secrets(self) -> list[str]:
+        """Every secret value in play, for masking in logs and messages."""
+        values = [self.llm.api_key, self.embedding.api_key, self.ui.auth_password]
+        found = [v.get_secret_value() for v in values if v is not None]
+        return [s for s in [*found, os.environ.get("OPENAI_API_KEY", "")] if s]
 
     @property
     def chroma_dir(self) -> Path:

@@ -6,6 +6,8 @@ Rendering is in `ui/render.py`; this module only connects events.
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -15,12 +17,23 @@ import gradio as gr
 
 from rag.answer import Answer
 from rag.citations import clean_citations
-from rag.errors import PaperChatError
+from rag.errors import ConfigError, PaperChatError, QuestionError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
+from rag.question import clean_question
 from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
 from rag.rewrite import Exchange
+from rag.settings import UISettings
 from ui import render
+from ui.busy import FairGate
 from ui.render import Turn
+
+log = logging.getLogger(__name__)
+QUESTION_PREVIEW_CHARS = 300  # a refused 100,000-character paste is not echoed back whole
+BUSY = ("⏳ PaperChat is busy: {waiting} questions are already waiting for the model. "
+        "Please ask again in a minute.")
+WAITING = "_Waiting for the model: {ahead} question(s) ahead of yours..._"
+FAILED = ("⚠️ Something went wrong while answering ({name}). Ask again; if it keeps happening, "
+          "the details are in the app log.")
 
 # System fonts only: a Google font would make the browser reach the internet.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
@@ -71,9 +84,13 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     When `should_stop()` turns true the model stream is closed (the server stops generating) and the
     partial answer is kept, marked as stopped.
     """
-    question = (message or "").strip()
-    if not question:
-        yield chat, turns
+    try:
+        question = clean_question(message, pipeline.settings.retrieval.max_question_chars)
+    except QuestionError as exc:
+        typed = (message or "").strip()
+        shown = typed[:QUESTION_PREVIEW_CHARS] + ("…" if len(typed) > QUESTION_PREVIEW_CHARS else "")
+        user = [{"role": "user", "content": render.esc(shown)}] if shown else []
+        yield chat + user + [{"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}], turns
         return
     index = len(turns)
     chat = chat + [{"role": "user", "content": render.esc(question)},
@@ -110,6 +127,52 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     except PaperChatError as exc:
         chat[-1] = {"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}
         yield list(chat), done  # the failed turn is not kept: asking again starts it afresh
+    except Exception as exc:  # a bug or an unexpected failure: a message in the chat, the traceback in the log
+        log.exception("answering %r failed", question[:80])
+        chat[-1] = {"role": "assistant", "content": FAILED.format(name=exc.__class__.__name__)}
+        yield list(chat), done
+
+
+def in_turn(gate: FairGate, message: str, chat: list[dict], turns: list[Turn],
+            run: Callable[[], Iterator[tuple[list[dict], list[Turn]]]],
+            should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
+    """Run one turn (`run()`) when the gate gives it a slot; meanwhile show its place in the queue."""
+    ticket = gate.enter()
+    question = render.esc((message or "").strip()[:QUESTION_PREVIEW_CHARS])
+    if ticket is None:
+        yield chat + [{"role": "user", "content": question},
+                      {"role": "assistant", "content": BUSY.format(waiting=gate.load()[1])}], turns
+        return
+    try:
+        while not ticket.wait(0.5):
+            if should_stop():  # Stop while waiting: leave the queue
+                yield chat, turns
+                return
+            yield chat + [{"role": "user", "content": question},
+                          {"role": "assistant", "content": WAITING.format(ahead=ticket.ahead() + 1)}], turns
+        yield from run()
+    finally:
+        ticket.release()
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def login_for(host: str, ui: UISettings) -> tuple[str, str] | None:
+    """The login the app needs on `host`; refuses a non-loopback address without one."""
+    login = ui.login()
+    if login is None and not is_loopback(host):
+        raise ConfigError(
+            f"Refusing to serve on {host} without a login: anyone on the network could use it. Set "
+            "PAPERCHAT_UI__AUTH_USER and PAPERCHAT_UI__AUTH_PASSWORD, or bind 127.0.0.1 (the default)."
+        )
+    return login
 
 
 def open_citation(target: str, turns: list[Turn]) -> str:
@@ -165,13 +228,16 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
         stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
+        gate = FairGate(pipeline.settings.ui.answer_slots, pipeline.settings.ui.max_waiting)
+
         def handler(message, chat, state, status_value, area_value, k_value, keywords_value="",
                     request: gr.Request = None):
             flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
             flag.clear()
-            yield from respond(pipeline, message, chat or [], state or [],
-                               make_filters(status_value, area_value, keywords_value), int(k_value),
-                               should_stop=flag.is_set)
+            chat, state = chat or [], state or []
+            yield from in_turn(gate, message, chat, state, should_stop=flag.is_set, run=lambda: respond(
+                pipeline, message, chat, state, make_filters(status_value, area_value, keywords_value),
+                int(k_value), should_stop=flag.is_set))
 
         def request_stop(request: gr.Request):
             flag = stop_requests.get(request.session_hash or "")
@@ -186,8 +252,10 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
         inputs = [box, chatbot, turns, status, area, k, keywords]
         events = [
-            send.click(handler, inputs, [chatbot, turns], api_name="ask"),
-            box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),
+            # The gate queues and admits answers itself (showing each user their place), so Gradio runs
+            # every waiting handler and leaves the limit to it.
+            send.click(handler, inputs, [chatbot, turns], api_name="ask", concurrency_limit=None),
+            box.submit(handler, inputs, [chatbot, turns], api_visibility="private", concurrency_limit=None),
         ]
         for event in events:
             event.then(lambda: "", None, box, api_visibility="private").then(
@@ -202,9 +270,10 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
 
 def launch(pipeline: Pipeline, host: str, port: int, block: bool = True) -> gr.Blocks:
+    auth = login_for(host, pipeline.settings.ui)
     app = build_app(pipeline)
     app.queue(default_concurrency_limit=1).launch(
-        server_name=host, server_port=port, theme=THEME, css=CSS, js=CITATION_CLICK_JS,
+        server_name=host, server_port=port, theme=THEME, css=CSS, js=CITATION_CLICK_JS, auth=auth,
         show_error=False, share=False, prevent_thread_lock=not block, footer_links=[],
     )
     return app

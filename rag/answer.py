@@ -35,7 +35,10 @@ from rag.prompts import (
 )
 from rag.retrieve import Source
 from rag.rewrite import HistoryItem, exchanges
-from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences
+from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, echoes
+
+# What an answer must never repeat: the instructions (an abstract or a question may ask for them).
+PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH)
 
 ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
@@ -210,8 +213,13 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
         parts.append(tail)
         yield tail
     prose = "".join(parts).strip()
+    recited = echoes(prose, PRIVATE_PROMPTS)
+    if recited:  # the model was talked into reciting its instructions: say no instead
+        prose = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
+        yield "\n\n" + prose
     prose, attributed, added = attribute_uncited(prose, shown)
-    cited_n = sorted(dict.fromkeys([*citations.cited, *added]), key=lambda n: prose.find(f"[{n}]"))  # as they appear
+    cited_n = [] if recited else sorted(dict.fromkeys([*citations.cited, *added]),
+                                        key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
     refusal = ""
     # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one

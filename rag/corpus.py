@@ -81,6 +81,21 @@ class Problem:
         return f"{self.path}:{self.line}: {kind}: {self.message}"
 
 
+# Why a line was skipped, by the start of its message: the summary counts lines per reason.
+REASONS = (
+    ("malformed JSON", "malformed JSON"), ("malformed CSV", "malformed CSV"), ("not valid UTF-8", "invalid UTF-8"),
+    ("missing or empty", "missing or empty title/abstract/id"), ("duplicate id", "duplicate id"),
+    ("abstract has", "abstract too long"), ("title has", "title too long"), ("expected a JSON object", "not a JSON object"),
+    ("field '", "wrong field type"), ("'id' must be", "bad id"), ("row has", "wrong number of CSV fields"),
+    ("CSV header lacks", "CSV header without title/abstract/id"), ("file is truncated", "truncated or corrupt file"),
+    ("the file holds no records", "empty file"),
+)
+
+
+def reason_of(message: str) -> str:
+    return next((reason for prefix, reason in REASONS if message.startswith(prefix)), "other")
+
+
 @dataclass
 class LoadReport:
     papers: list[Paper] = field(default_factory=list)
@@ -90,8 +105,16 @@ class LoadReport:
     def skipped(self) -> list[Problem]:
         return [p for p in self.problems if p.skipped]
 
+    def skipped_by_reason(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for problem in self.skipped:
+            counts[reason_of(problem.message)] = counts.get(reason_of(problem.message), 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
     def summary(self) -> str:
         text = f"{len(self.papers)} papers loaded, {len(self.skipped)} lines skipped"
+        if self.skipped:
+            text += " (" + ", ".join(f"{n} {reason}" for reason, n in self.skipped_by_reason().items()) + ")"
         warnings = len(self.problems) - len(self.skipped)
         return text + (f", {warnings} warnings" if warnings else "")
 

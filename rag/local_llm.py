@@ -145,6 +145,10 @@ class LocalModelServer:
                 f"see {self.log_path}, or raise PAPERCHAT_EMBEDDED_LLM__STARTUP_TIMEOUT_S."
             )
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 

@@ -215,3 +215,14 @@ def attribute_uncited(text: str, sources: Sequence[Source]) -> tuple[str, list[s
         done.append(cited)
         added.append(n)
     return text, done, added
+
+
+def echoes(text: str, secret_texts: Sequence[str], run: int = 8) -> bool:
+    """True when `text` repeats `run` consecutive words of any of `secret_texts` (e.g. the prompt)."""
+    words = _WORD.findall(text.lower())
+    said = {tuple(words[i:i + run]) for i in range(len(words) - run + 1)}
+    for secret in secret_texts:
+        w = _WORD.findall(secret.lower())
+        if any(tuple(w[i:i + run]) in said for i in range(len(w) - run + 1)):
+            return True
+    return False

@@ -137,3 +137,42 @@ def wait_for_answer(page, question: str, timeout_s: float = 240) -> dict:
                 return seen
         time.sleep(0.1)
     raise AssertionError(f"no finished answer to {question!r} in {timeout_s} s; last: {seen['texts'][-1:]}")
+
+
+# -- the app through its API, as gradio_client users (and the load benchmark) reach it --------------
+def app_pid(data_dir: Path) -> int:
+    """The `paperchat serve` process that uses `data_dir`."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if b"rag.cli" in (proc / "cmdline").read_bytes() and \
+                    f"PAPERCHAT_DATA_DIR={data_dir}".encode() in (proc / "environ").read_bytes():
+                return int(proc.name)
+        except (OSError, ValueError):
+            continue
+    raise AssertionError(f"no app process for {data_dir}")
+
+
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """A process's resident memory in MB (VmHWM: its peak), from /proc (no psutil here)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def api_ask(client, question: str, chat: list | None = None) -> tuple[list, float]:
+    """One turn through `/ask` with a `gradio_client.Client` (one client = one session); (chat, seconds)."""
+    t0 = time.monotonic()
+    chat = client.predict(question, chat or [], "Everything (incl. rejected and withdrawn)", [], 4, "", api_name="/ask")
+    return chat, time.monotonic() - t0  # the session's own state is kept by the server, not returned
+
+
+def texts(chat: list) -> list[str]:
+    """Each message's text (Gradio 6 returns content as a list of {"type": "text", "text": ...} parts)."""
+    def text(content) -> str:
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(text(part) for part in content)
+        return content.get("text", "") if isinstance(content, dict) else str(content)
+    return [text(m["content"]) for m in chat]

@@ -9,7 +9,10 @@ import sys
 import httpx
 import pytest
 
-from rag.pipeline import build_pipeline
+import signal
+
+from rag.errors import ModelError
+from rag.pipeline import TokenEvent, build_pipeline
 from tests.integration.appserver import running_app
 from rag.settings import Settings
 
@@ -33,6 +36,21 @@ def test_real_models_answer_with_a_valid_citation(data_dir, monkeypatch):
     assert "RlPVSeKjoc" in cited, answer.text
     assert set(cited) <= {s.paper.id for s in answer.sources}
     assert "DroPE" in answer.text or "positional" in answer.text.lower()
+
+
+def test_a_model_server_killed_mid_answer_is_restarted_and_the_retry_is_answered(data_dir, monkeypatch):
+    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
+    with build_pipeline(Settings()) as pipeline:
+        pipeline.ensure_ingested()
+        pipeline.warm_up()
+        first = pipeline._server.pid
+        with pytest.raises(ModelError, match="being restarted"):
+            for event in pipeline.stream(QUESTION):
+                if isinstance(event, TokenEvent):
+                    os.kill(first, signal.SIGKILL)  # as the OOM killer would
+        answer = pipeline.ask(QUESTION)  # the same pipeline, no app restart
+        assert pipeline._server.pid != first and pipeline._server.alive()
+    assert "RlPVSeKjoc" in [c.id for c in answer.citations], answer.text
 
 
 def _run(args, env, timeout=600):

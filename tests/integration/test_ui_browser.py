@@ -157,5 +157,6 @@ def test_injected_html_and_script_never_run(app_url, browser):
     panel_text = page.locator("#paper-panel").inner_text()
     assert "Zebra Stripes" in panel_text and "<script>" in panel_text
     assert page.evaluate("() => window.__pwned") is None
+    assert "PWNED" not in seen["final"].split("References")[0]  # the abstract's order was not obeyed
     assert page.locator("#chat img[src='x'], #paper-panel img[src='x'], script:has-text('__pwned')").count() == 0
     page.close()

@@ -161,6 +161,21 @@ def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> i
     return EXIT_SKIPPED if result.skipped else EXIT_OK
 
 
+def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rag.paperlists import import_file, write_jsonl
+
+    src = Path(args.file)
+    out = args.output or src.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".corpus.jsonl"
+    report = import_file(src)
+    for line in report.lines(src.name):
+        print(line, file=sys.stderr)
+    write_jsonl(report.records, out)
+    print(f"wrote {len(report.records)} papers to {out}; next: paperchat ingest {out}")
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
+
+
 class FetchProgress(Progress):
     def __call__(self, done: int, total: int) -> None:
         self.stream.write(f"\r{self.label} {done}/{total} notes ")
@@ -213,6 +228,11 @@ def make_parser() -> argparse.ArgumentParser:
                        help="also official reviews (to <out stem>.reviews.jsonl) and decisions (joined to status)")
     fetch.add_argument("-o", "--output", help="corpus JSONL to write (default e.g. iclr2026.jsonl)")
     fetch.set_defaults(func=cmd_fetch, no_pipeline=True)
+
+    imp = sub.add_parser("import", help="convert a papercopilot paperlists JSON or OpenReview notes dump to corpus JSONL")
+    imp.add_argument("file", help="e.g. paperlists/iclr/iclr2026.json (plain or .gz)")
+    imp.add_argument("-o", "--output", help="corpus JSONL to write (default <file stem>.corpus.jsonl)")
+    imp.set_defaults(func=cmd_import, no_pipeline=True)
     return parser
 
 

@@ -1,9 +1,10 @@
 """Download a venue's submissions (and optionally reviews and decisions) from the OpenReview API v2.
 
 Uses the documented REST endpoint `GET https://api2.openreview.net/notes` (params `invitation`,
-`details=replies`, `limit`, `offset`; answer `{"notes": [...], "count": N}`) through httpx rather than
-`openreview-py`: the client pins its own requests/pyjwt/tld/tqdm stack and offers nothing these
-20 paged GETs need. The network sits behind `Transport.get(path, params) -> dict`, so tests replay
+`details=replies`, `limit`, `offset`; answer `{"notes": [...], "count": N}`) through httpx (already installed
+with gradio) rather than `openreview-py`: 2.9.1 installs from PyPI but pulls ten more packages (requests,
+pycryptodome, future, tld, pylatexenc, editdistance, pyjwt, Deprecated, tqdm, urllib3) for what is
+one paged GET here, and its own retry loop would hide the 429/5xx/offline cases we must report. The network sits behind `Transport.get(path, params) -> dict`, so tests replay
 recorded-shape answers. Notes map to corpus records through `rag.openreview.note_to_record`.
 
 Resumable: every page is appended to `<out>.partial` (and `<reviews>.partial`) and the next offset is

@@ -146,8 +146,8 @@ def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> i
     if transport is None:
         password = cfg.password.get_secret_value() if cfg.password else None
         transport = HttpxTransport(cfg.base_url, cfg.username, password)
-    out = args.output or args.venue.split("/")[0].split(".")[0].lower() + "".join(
-        part for part in args.venue.split("/")[1:2]) + ".jsonl"
+    parts = args.venue.split("/")  # ICLR.cc/2026/Conference -> iclr2026.jsonl
+    out = args.output or parts[0].split(".")[0].lower() + "".join(parts[1:2]) + ".jsonl"
     t0 = time.monotonic()
     result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
                          with_reviews=args.with_reviews, progress=FetchProgress("fetch"))
@@ -229,7 +229,8 @@ def make_parser() -> argparse.ArgumentParser:
     fetch.add_argument("-o", "--output", help="corpus JSONL to write (default e.g. iclr2026.jsonl)")
     fetch.set_defaults(func=cmd_fetch, no_pipeline=True)
 
-    imp = sub.add_parser("import", help="convert a papercopilot paperlists JSON or OpenReview notes dump to corpus JSONL")
+    imp = sub.add_parser("import",
+                         help="convert a papercopilot paperlists JSON or OpenReview notes dump to corpus JSONL")
     imp.add_argument("file", help="e.g. paperlists/iclr/iclr2026.json (plain or .gz)")
     imp.add_argument("-o", "--output", help="corpus JSONL to write (default <file stem>.corpus.jsonl)")
     imp.set_defaults(func=cmd_import, no_pipeline=True)

@@ -2,9 +2,9 @@
 
 Uses the documented REST endpoint `GET https://api2.openreview.net/notes` (params `invitation`,
 `details=replies`, `limit`, `offset`; answer `{"notes": [...], "count": N}`) through httpx (already installed
-with gradio) rather than `openreview-py`: 2.9.1 installs from PyPI but pulls ten more packages (requests,
-pycryptodome, future, tld, pylatexenc, editdistance, pyjwt, Deprecated, tqdm, urllib3) for what is
-one paged GET here, and its own retry loop would hide the 429/5xx/offline cases we must report. The network sits behind `Transport.get(path, params) -> dict`, so tests replay
+with gradio) rather than `openreview-py`: 2.9.1 installs from PyPI but needs ten packages, seven of them new
+here (pycryptodome, future, tld, pylatexenc, editdistance, pyjwt, Deprecated), for what is one paged
+GET. The network sits behind `Transport.get(path, params) -> dict`, so tests replay
 recorded-shape answers. Notes map to corpus records through `rag.openreview.note_to_record`.
 
 Resumable: every page is appended to `<out>.partial` (and `<reviews>.partial`) and the next offset is
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rag.errors import PaperChatError
-from rag.openreview import NOT_ACCEPTED, note_to_record
+from rag.openreview import NOT_ACCEPTED, _value, note_to_record
 
 API = "https://api2.openreview.net"
 PAGE = 1000
@@ -106,10 +106,6 @@ def get_with_retry(transport: Transport, path: str, params: dict, attempts: int 
             delay = exc.retry_after if exc.retry_after is not None else base_delay * 2 ** attempt
             sleep(delay + random.uniform(0, base_delay))
     raise AssertionError("unreachable")
-
-
-def _value(field_: object) -> object:
-    return field_.get("value") if isinstance(field_, dict) else field_
 
 
 def _score(value: object) -> object:

@@ -41,7 +41,8 @@ def _note(paper: dict, n: int) -> dict:
         for i in range(n % 3 + 1)
     ]
     replies.append({"id": f"{pid}_c", "forum": pid, "replyto": pid,
-                    "invitations": [f"{VENUE}/Submission{n}/-/Official_Comment"], "content": {"comment": {"value": "x"}}})
+                    "invitations": [f"{VENUE}/Submission{n}/-/Official_Comment"],
+                    "content": {"comment": {"value": "x"}}})
     if n % 2 == 0:
         replies.append({"id": f"{pid}_d", "forum": pid, "replyto": pid,
                         "invitations": [f"{VENUE}/Submission{n}/-/Decision"],

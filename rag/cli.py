@@ -149,8 +149,12 @@ def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> i
     parts = args.venue.split("/")  # ICLR.cc/2026/Conference -> iclr2026.jsonl
     out = args.output or parts[0].split(".")[0].lower() + "".join(parts[1:2]) + ".jsonl"
     t0 = time.monotonic()
-    result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
-                         with_reviews=args.with_reviews, progress=FetchProgress("fetch"))
+    try:
+        result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
+                             with_reviews=args.with_reviews, progress=FetchProgress("fetch", sys.stderr))
+    except KeyboardInterrupt:
+        print("\npaperchat: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
     for problem in result.skipped[:MAX_PROBLEMS_SHOWN]:
         print(f"skipped {problem}", file=sys.stderr)
     resumed = f" (resumed at note {result.resumed_from})" if result.resumed_from else ""

@@ -1,7 +1,7 @@
 """Download a venue's submissions (and optionally reviews and decisions) from the OpenReview API v2.
 
 Uses the documented REST endpoint `GET https://api2.openreview.net/notes` (params `invitation`,
-`details=replies`, `limit`, `offset`; answer `{"notes": [...], "count": N}`) through httpx (already installed
+`details=directReplies`, `limit`, `offset`; answer `{"notes": [...], "count": N}`) through httpx (already installed
 with gradio) rather than `openreview-py`: 2.9.1 installs from PyPI but needs ten packages, seven of them new
 here (pycryptodome, future, tld, pylatexenc, editdistance, pyjwt, Deprecated), for what is one paged
 GET. The network sits behind `Transport.get(path, params) -> dict`, so tests replay
@@ -167,7 +167,7 @@ def fetch_venue(transport: Transport, venue: str, out: str | Path, *, accepted_o
     if accepted_only:
         params["content.venueid"] = venue  # accepted papers carry the conference id as venueid
     if with_reviews:
-        params["details"] = "replies"
+        params["details"] = "directReplies"  # reviews and decisions reply to the paper itself: no threads
     result, offset = FetchResult(), 0
     key = {"venue": venue, "params": {k: v for k, v in params.items() if k != "limit"}}
     if ckpt_path.is_file() and _partial(out).is_file():
@@ -217,7 +217,8 @@ def _paper(note: dict, with_reviews: bool, accepted_only: bool, result: FetchRes
     except (ValueError, KeyError, TypeError) as exc:
         result.skipped.append(f"note {note.get('id')!r}: {exc}")
         return None, None
-    replies = (note.get("details") or {}).get("replies") or []
+    details = note.get("details") or {}
+    replies = details.get("directReplies") or details.get("replies") or []
     decisions = [_value((r.get("content") or {}).get("decision")) for r in replies if _kind(r) == "Decision"]
     status = decision_status(decisions[-1]) if decisions else None
     if status:

@@ -1,11 +1,11 @@
 """`paperchat fetch` against replayed OpenReview API v2 answers (no network).
 
 The replayed shape is that of `GET https://api2.openreview.net/notes?invitation=<venue>/-/Submission
-&details=replies&limit=..&offset=..`: `{"notes": [...], "count": <total>}`, where each note is
+&details=directReplies&limit=..&offset=..`: `{"notes": [...], "count": <total>}`, where each note is
 `{"id", "forum" (= id for a submission), "number", "cdate", "invitations": ["ICLR.cc/2026/Conference/-/Submission",
 ...], "content": {"title": {"value"}, "abstract": {"value"}, "keywords": {"value": [...]}, "primary_area": {"value"},
 "TLDR": {"value"}, "venue": {"value": "ICLR 2026 Poster"}, "venueid": {"value": "ICLR.cc/2026/Conference"}},
-"details": {"replies": [...]}}`. Replies carry `invitations` ending in `/-/Official_Review` (content
+"details": {"directReplies": [...]}}` (`"replies"` with details=replies, which adds the discussion threads). Replies carry `invitations` ending in `/-/Official_Review` (content
 rating/confidence/soundness/presentation/contribution as `{"value": int}`, summary/strengths/weaknesses/questions
 as `{"value": str}`) or `/-/Decision` (content `{"decision": {"value": "Accept (Oral)"}}`), plus `replyto`/`forum`.
 Notes are built from the committed seed papers (corpus/iclr2026_seed.jsonl); the reviews are synthetic.
@@ -53,7 +53,7 @@ def _note(paper: dict, n: int) -> dict:
                         "keywords": {"value": list(paper.get("keywords") or [])},
                         "primary_area": {"value": paper.get("primary_area", "")},
                         "venue": {"value": "Submitted to ICLR 2026"}, "venueid": {"value": f"{VENUE}/Submission"}},
-            "details": {"replies": replies}}
+            "details": {"directReplies": replies}}
 
 
 class Replay:
@@ -68,6 +68,7 @@ class Replay:
         if len(self.calls) in self.fail:
             raise self.fail.pop(len(self.calls))
         assert path == "/notes" and params["invitation"] == f"{VENUE}/-/Submission"
+        assert params.get("details") in (None, "directReplies")
         start = params["offset"]
         return {"notes": self.notes[start:start + params["limit"]], "count": len(self.notes)}
 
@@ -214,3 +215,17 @@ def test_live_tests_variable_does_not_stop_the_app(monkeypatch):
 
     monkeypatch.setenv("PAPERCHAT_LIVE_TESTS", "1")
     assert load_settings(env_file=None).openreview.base_url.startswith("https://")
+
+
+def test_fetch_command_writes_corpus_and_reviews_then_resumes_after_ctrl_c(tmp_path, monkeypatch, capsys):
+    replays = iter([Replay(fail={2: KeyboardInterrupt()}), Replay()])
+    monkeypatch.setattr(fetch, "HttpxTransport", lambda *a, **k: next(replays))
+    monkeypatch.setattr(fetch, "PAGE", 10)
+    monkeypatch.setattr(fetch.fetch_venue, "__kwdefaults__", {**fetch.fetch_venue.__kwdefaults__, "page": 10})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["fetch", "--venue", VENUE, "--with-reviews"]) == 130
+    assert "run the same command again to resume" in capsys.readouterr().err
+    assert cli.main(["fetch", "--venue", VENUE, "--with-reviews"]) == 0
+    captured = capsys.readouterr()
+    assert "19/19 notes" in captured.err and "resumed at note 10" in captured.out
+    assert len(_lines(tmp_path / "iclr2026.jsonl")) == 19 and len(_lines(tmp_path / "iclr2026.reviews.jsonl")) == 19

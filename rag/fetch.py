@@ -158,10 +158,10 @@ def _partial(path: Path) -> Path:
 
 
 def fetch_venue(transport: Transport, venue: str, out: str | Path, *, accepted_only: bool = False,
-                with_reviews: bool = False, page: int = PAGE, progress: Callable[[int, int], None] | None = None,
+                with_reviews: bool = False, page: int | None = None, progress: Callable[[int, int], None] | None = None,
                 sleep: Callable[[float], None] = time.sleep) -> FetchResult:
     """Write `out` (corpus JSONL) and, with reviews, `<stem>.reviews.jsonl`; resumes an interrupted run."""
-    out = Path(out)
+    out, page = Path(out), page or PAGE
     reviews_path, ckpt_path = _paths(out, with_reviews)
     params = {"invitation": f"{venue}/-/Submission", "limit": page}
     if accepted_only:

@@ -221,7 +221,6 @@ def test_fetch_command_writes_corpus_and_reviews_then_resumes_after_ctrl_c(tmp_p
     replays = iter([Replay(fail={2: KeyboardInterrupt()}), Replay()])
     monkeypatch.setattr(fetch, "HttpxTransport", lambda *a, **k: next(replays))
     monkeypatch.setattr(fetch, "PAGE", 10)
-    monkeypatch.setattr(fetch.fetch_venue, "__kwdefaults__", {**fetch.fetch_venue.__kwdefaults__, "page": 10})
     monkeypatch.chdir(tmp_path)
     assert cli.main(["fetch", "--venue", VENUE, "--with-reviews"]) == 130
     assert "run the same command again to resume" in capsys.readouterr().err

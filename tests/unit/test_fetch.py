@@ -228,3 +228,15 @@ def test_fetch_command_writes_corpus_and_reviews_then_resumes_after_ctrl_c(tmp_p
     captured = capsys.readouterr()
     assert "19/19 notes" in captured.err and "resumed at note 10" in captured.out
     assert len(_lines(tmp_path / "iclr2026.jsonl")) == 19 and len(_lines(tmp_path / "iclr2026.reviews.jsonl")) == 19
+
+
+def test_a_page_written_but_not_checkpointed_is_not_duplicated(tmp_path):
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        fetch_venue(Replay(fail={3: KeyboardInterrupt()}), VENUE, out, page=4, sleep=lambda s: None)
+    ckpt = tmp_path / "out.jsonl.checkpoint.json"
+    saved = json.loads(ckpt.read_text())
+    ckpt.write_text(json.dumps({**saved, "offset": 4}))  # killed after page 2 was appended, before its checkpoint
+    fetch_venue(Replay(), VENUE, out, page=4, sleep=lambda s: None)
+    ids = [r["id"] for r in _lines(out)]
+    assert len(ids) == 19 == len(set(ids))

@@ -143,6 +143,55 @@ def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> int:
+    from rag.fetch import HttpxTransport, fetch_venue
+
+    cfg = settings.openreview
+    if transport is None:
+        password = cfg.password.get_secret_value() if cfg.password else None
+        transport = HttpxTransport(cfg.base_url, cfg.username, password)
+    parts = args.venue.split("/")  # ICLR.cc/2026/Conference -> iclr2026.jsonl
+    out = args.output or parts[0].split(".")[0].lower() + "".join(parts[1:2]) + ".jsonl"
+    t0 = time.monotonic()
+    try:
+        result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
+                             with_reviews=args.with_reviews, progress=FetchProgress("fetch", sys.stderr))
+    except KeyboardInterrupt:
+        print("\npaperchat: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    for problem in result.skipped[:MAX_PROBLEMS_SHOWN]:
+        print(f"skipped {problem}", file=sys.stderr)
+    resumed = f" (resumed at note {result.resumed_from})" if result.resumed_from else ""
+    reviews = f"; reviews of {result.reviews} papers in {out.removesuffix('.jsonl')}.reviews.jsonl" \
+        if args.with_reviews else ""
+    print(f"wrote {result.papers} papers to {out}{reviews} in {time.monotonic() - t0:.1f} s{resumed}; "
+          f"next: paperchat ingest {out}")
+    return EXIT_SKIPPED if result.skipped else EXIT_OK
+
+
+def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rag.paperlists import import_file, write_jsonl
+
+    src = Path(args.file)
+    out = args.output or src.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".corpus.jsonl"
+    report = import_file(src)
+    for line in report.lines(src.name):
+        print(line, file=sys.stderr)
+    write_jsonl(report.records, out)
+    print(f"wrote {len(report.records)} papers to {out}; next: paperchat ingest {out}")
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
+
+
+class FetchProgress(Progress):
+    def __call__(self, done: int, total: int) -> None:
+        self.stream.write(f"\r{self.label} {done}/{total} notes ")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperchat", description="Chat with the ICLR 2026 papers, offline, with citations.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -180,6 +229,20 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--lang", action="append", help="only questions in this language, e.g. zh (repeatable)")
     ev.add_argument("--json", action="store_true", help="one JSON object: lookup, compare, followup, filtered, unanswerable")
     ev.set_defaults(func=cmd_eval)
+
+    fetch = sub.add_parser("fetch", help="download a venue's papers from OpenReview (needs the internet; resumable)")
+    fetch.add_argument("--venue", required=True, help="OpenReview venue id, e.g. ICLR.cc/2026/Conference")
+    fetch.add_argument("--accepted-only", action="store_true", help="only accepted papers (Oral / Poster)")
+    fetch.add_argument("--with-reviews", action="store_true",
+                       help="also official reviews (to <out stem>.reviews.jsonl) and decisions (joined to status)")
+    fetch.add_argument("-o", "--output", help="corpus JSONL to write (default e.g. iclr2026.jsonl)")
+    fetch.set_defaults(func=cmd_fetch, no_pipeline=True)
+
+    imp = sub.add_parser("import",
+                         help="convert a papercopilot paperlists JSON or OpenReview notes dump to corpus JSONL")
+    imp.add_argument("file", help="e.g. paperlists/iclr/iclr2026.json (plain or .gz)")
+    imp.add_argument("-o", "--output", help="corpus JSONL to write (default <file stem>.corpus.jsonl)")
+    imp.set_defaults(func=cmd_import, no_pipeline=True)
     return parser
 
 
@@ -189,6 +252,8 @@ def main(argv: Sequence[str] | None = None,
     settings = None
     try:
         settings = load_settings()
+        if getattr(args, "no_pipeline", False):  # fetch needs no index or model
+            return args.func(settings, args)
         with pipeline_factory(settings) as pipeline:
             return args.func(pipeline, args)
     except PaperChatError as exc:

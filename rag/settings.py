@@ -153,6 +153,14 @@ class UISettings(_Group):
         return (self.auth_user, password) if self.auth_user and password else None
 
 
+class OpenReviewSettings(_Group):
+    base_url: str = Field("https://api2.openreview.net", description="OpenReview API v2 used by `paperchat fetch`.")
+    username: str | None = Field(
+        None, description="OpenReview login (optional: public venues need none). Only sent to OpenReview."
+    )
+    password: SecretStr | None = Field(None, description="OpenReview password (optional); never printed or logged.")
+
+
 class Settings(BaseSettings):
     """All of PaperChat's configuration."""
 
@@ -177,6 +185,9 @@ class Settings(BaseSettings):
     chroma: ChromaSettings = Field(default_factory=ChromaSettings, description="The vector store.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
     ui: UISettings = Field(default_factory=UISettings, description="The web app.")
+    openreview: OpenReviewSettings = Field(
+        default_factory=OpenReviewSettings, description="`paperchat fetch` (downloading a venue)."
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "Settings":
@@ -214,6 +225,10 @@ class Settings(BaseSettings):
         return self.data_dir / "logs"
 
 
+# PAPERCHAT_* variables that are no setting: read by the test suite only (tests/integration/test_fetch_live.py).
+NOT_SETTINGS = {"PAPERCHAT_LIVE_TESTS"}
+
+
 def known_env_names() -> set[str]:
     """Every PAPERCHAT_* variable name that maps to a field (for spotting typos)."""
     names = set()
@@ -234,7 +249,8 @@ def load_settings(env_file: str | Path | None = ".env") -> Settings:
         from dotenv import load_dotenv
 
         load_dotenv(env_file, override=False)
-    unknown = sorted(k for k in os.environ if k.upper().startswith("PAPERCHAT_") and k.upper() not in known_env_names())
+    unknown = sorted(k for k in os.environ if k.upper().startswith("PAPERCHAT_")
+                     and k.upper() not in known_env_names() | NOT_SETTINGS)
     if unknown:
         raise ConfigError(
             f"Unknown setting(s) {', '.join(unknown)}: check the spelling against .env.example."

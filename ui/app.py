@@ -187,7 +187,10 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             question, filters, k_asked = scoped(make_filters(status_value, area_value, keywords_value), message or "",
                                                 scope_value or explore.scope.value, pinned_value or [], only_pinned,
                                                 int(k_value))
-            yield from respond(pipeline, question, chat or [], state or [], filters, k_asked, should_stop=flag.is_set)
+            state = state or []
+            for chat, state in respond(pipeline, question, chat or [], state, filters, k_asked, should_stop=flag.is_set):
+                yield chat, state, gr.skip()
+            yield chat, state, explore.refresh_map(state, scope_value)  # the answer's papers light up on the map
 
         def request_stop(request: gr.Request):
             flag = stop_requests.get(request.session_hash or "")
@@ -202,13 +205,12 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
         inputs = [box, chatbot, turns, status, area, k, keywords, explore.scope, explore.pinned, explore.only_pinned]
         events = [
-            send.click(handler, inputs, [chatbot, turns], api_name="ask"),
-            box.submit(handler, inputs, [chatbot, turns], api_visibility="private"),
+            send.click(handler, inputs, [chatbot, turns, explore.plot], api_name="ask"),
+            box.submit(handler, inputs, [chatbot, turns, explore.plot], api_visibility="private"),
         ]
         for event in events:
             event.then(lambda: "", None, box, api_visibility="private").then(
-                after_answer, [turns], [md_file, bib_file], api_visibility="private").then(
-                explore.refresh_map, [turns, explore.scope], [explore.plot], api_visibility="private")
+                after_answer, [turns], [md_file, bib_file], api_visibility="private")
         # Not queued: a Stop must not wait behind the answer it stops.
         stop.click(request_stop, None, None, queue=False, api_visibility="private")
         cite_open.click(lambda t, s: (open_citation(t, s), cited_paper(t, s)), [cite_target, turns],

@@ -58,8 +58,9 @@ def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequen
 
 
 def color_map(topic_map: TopicMap) -> dict[str, str]:
+    """Highlights first: the plot's legend shows only its first 30 entries."""
     colors = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(topic_map.labels)}
-    return colors | {SCOPED: "#1f78b4", CITED: "#e31a1c"}
+    return {CITED: "#e31a1c", SCOPED: "#1f78b4"} | colors
 
 
 def cluster_choices(topic_map: TopicMap) -> list[tuple[str, int]]:

@@ -55,6 +55,7 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
     elif args.prune:
         removed = pipeline.prune(p.id for p in report.papers)
         print(f"pruned {removed} papers that are not in the given files")
+    _build_topic_map(pipeline)
     return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
@@ -63,6 +64,17 @@ def _ensure_ingested(pipeline: Pipeline) -> None:
     first = pipeline.ensure_ingested(progress=Progress("first start: ingesting the shipped corpus"))
     if first:  # on stderr: `ask --json` keeps stdout for the JSON alone
         _print_load_report(*first, time.monotonic() - t0, out=sys.stderr)
+
+
+def _build_topic_map(pipeline: Pipeline) -> None:
+    """The topic map (rag.topics) is built once after ingest and stored; a current one is kept as is."""
+    from rag.topics import ensure_map
+
+    t0 = time.monotonic()
+    topic_map, built = ensure_map(pipeline.index, pipeline.settings.data_dir)
+    if built:
+        print(f"topic map: {len(topic_map.ids)} papers in {len(topic_map.labels)} clusters in "
+              f"{time.monotonic() - t0:.1f} s", file=sys.stderr)
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -109,6 +121,7 @@ def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
     login_for(host, pipeline.settings.ui)  # a non-loopback address without a login: refuse before any work
     print(f"Log: {setup_logging(pipeline.settings).baseFilename}", file=sys.stderr)
     _ensure_ingested(pipeline)
+    _build_topic_map(pipeline)
     print("Starting the model...", file=sys.stderr)
     t0 = time.monotonic()
     pipeline.warm_up()

@@ -214,10 +214,11 @@ class PaperIndex:
         return [(doc, 1.0 - distance) for doc, distance in hits]
 
     def lexical_search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
-                       keywords: Sequence[str] = ()) -> list[tuple[Document, float]]:
-        """The k best chunks by BM25 (higher is better), under the same status/area/keyword filters."""
+                       keywords: Sequence[str] = (), paper_ids: Sequence[str] = ()) -> list[tuple[Document, float]]:
+        """The k best chunks by BM25 (higher is better), under the same status/area/keyword/paper filters."""
         hits = []
-        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas, keywords):
+        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas, keywords,
+                                                                          paper_ids=paper_ids):
             hits.append((Document(id=chunk_id, page_content=chunk_text(title, body),
                                   metadata={"paper_id": paper_id, "title": title}), score))
         return hits

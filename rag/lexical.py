@@ -136,7 +136,8 @@ class LexicalIndex:
         return found
 
     def search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
-               keywords: Sequence[str] = (), title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
+               keywords: Sequence[str] = (), title_weight: float = 2.0,
+               paper_ids: Sequence[str] = ()) -> list[tuple[str, str, str, str, float]]:
         """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better).
         No terms, no hits."""
         terms = query_terms(query)
@@ -150,6 +151,9 @@ class LexicalIndex:
         if primary_areas:
             sql.append(f"AND primary_area IN ({','.join('?' * len(primary_areas))})")
             params.extend(primary_areas)
+        if paper_ids:
+            sql.append(f"AND paper_id IN ({','.join('?' * len(paper_ids))})")
+            params.extend(paper_ids)
         for keyword in keywords:  # stored as |a|b|c| of keyword keys (rag.chunking.keyword_key)
             from rag.chunking import keyword_key
 

@@ -31,9 +31,12 @@ class Filters:
     statuses: tuple[str, ...] = ()
     primary_areas: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()  # every one must be among the paper's keywords (case-insensitive)
+    paper_ids: tuple[str, ...] = ()  # only these papers (a map cluster or region, the pinned set); empty: any
 
     def where(self) -> dict | None:
         clauses = []
+        if self.paper_ids:
+            clauses.append({"paper_id": {"$in": list(self.paper_ids)}})
         if self.statuses:
             clauses.append({"status": {"$in": list(self.statuses)}})
         if self.primary_areas:
@@ -88,7 +91,7 @@ def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
     """What the user picked in the UI wins; constraints stated in the question fill the rest."""
     chosen = chosen or Filters()
     return Filters(statuses=chosen.statuses or stated.statuses, primary_areas=chosen.primary_areas or stated.primary_areas,
-                   keywords=chosen.keywords or stated.keywords)
+                   keywords=chosen.keywords or stated.keywords, paper_ids=chosen.paper_ids)
 
 
 def primary_areas(index: PaperIndex) -> list[str]:
@@ -143,7 +146,8 @@ def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, fi
         if settings.mode == "dense":
             return dense
         lists.append((1.0, [doc for doc, _ in dense]))
-    lexical = index.lexical_search(query, fetch_k, filters.statuses, filters.primary_areas, filters.keywords)
+    lexical = index.lexical_search(query, fetch_k, filters.statuses, filters.primary_areas, filters.keywords,
+                                   filters.paper_ids)
     if settings.mode == "lexical":
         return lexical
     lists.append((settings.lexical_weight, [doc for doc, _ in lexical]))

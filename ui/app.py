@@ -23,8 +23,10 @@ from rag.question import clean_question
 from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
 from rag.rewrite import Exchange
 from rag.settings import UISettings
+from rag.topics import ensure_map
 from ui import render
 from ui.busy import FairGate
+from ui.explore import build_explore, scoped
 from ui.render import Turn
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,8 @@ CSS = """
 .paper-panel mark { background: #fff3a3; padding: 0 1px; }
 .paper-panel.empty { color: #777; }
 #cite-target, #cite-open { display: none !important; }
+.scope-chip { display: inline-block; padding: 2px 10px; border-radius: 12px; background: #dbeafe; }
+.scope-chip.empty { background: #eee; color: #666; }
 """
 # A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python through a hidden
 # textbox and a hidden button; the click time makes repeated clicks on the same citation count.
@@ -185,6 +189,15 @@ def open_citation(target: str, turns: list[Turn]) -> str:
     return render.paper_panel(source)
 
 
+def cited_paper(target: str, turns: list[Turn]) -> tuple[str, str]:
+    """(id, title) of the paper a citation opens, for the side panel's Similar and Pin buttons."""
+    parsed = render.parse_cite_target(target)
+    if parsed is None or parsed[0] >= len(turns):
+        return "", ""
+    source = next((s for s in turns[parsed[0]].answer.sources if s.n == parsed[1]), None)
+    return (source.paper.id, source.paper.title) if source else ("", "")
+
+
 def export_files(turns: list[Turn], folder: Path) -> tuple[str | None, str | None]:
     """Write the conversation (Markdown) and its cited papers (BibTeX) for download."""
     if not turns:
@@ -197,6 +210,7 @@ def export_files(turns: list[Turn], folder: Path) -> tuple[str | None, str | Non
 
 def build_app(pipeline: Pipeline) -> gr.Blocks:
     areas = primary_areas(pipeline.index)
+    topic_map, _ = ensure_map(pipeline.index, pipeline.settings.data_dir)  # stored; rebuilt only if stale
     with gr.Blocks(title="PaperChat · ICLR 2026") as app:
         turns = gr.State([])
         gr.Markdown("## PaperChat · ask the ICLR 2026 papers\nEvery claim is cited; click a citation to read the paper.")
@@ -224,20 +238,28 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 panel = gr.HTML(render.paper_panel(None), elem_id="paper-panel")
                 cite_target = gr.Textbox(elem_id="cite-target", show_label=False, container=False)
                 cite_open = gr.Button("open citation", elem_id="cite-open")
+                explore = build_explore(pipeline, topic_map)
 
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
         stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
         gate = FairGate(pipeline.settings.ui.answer_slots, pipeline.settings.ui.max_waiting)
 
-        def handler(message, chat, state, status_value, area_value, k_value, keywords_value="",
-                    request: gr.Request = None):
+        def handler(message, chat, state, status_value, area_value, k_value, keywords_value="", scope_value=None,
+                    pinned_value=(), only_pinned=False, request: gr.Request = None):
             flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
             flag.clear()
+            question, filters, k_asked = scoped(make_filters(status_value, area_value, keywords_value), message or "",
+                                                scope_value or explore.scope.value, pinned_value or [], only_pinned,
+                                                int(k_value))
             chat, state = chat or [], state or []
-            yield from in_turn(gate, message, chat, state, should_stop=flag.is_set, run=lambda: respond(
-                pipeline, message, chat, state, make_filters(status_value, area_value, keywords_value),
-                int(k_value), should_stop=flag.is_set))
+
+            def run(chat=chat, state=state):  # the turn as it was asked, whatever the queue showed meanwhile
+                return respond(pipeline, question, chat, state, filters, k_asked, should_stop=flag.is_set)
+
+            for chat, state in in_turn(gate, question, chat, state, run, should_stop=flag.is_set):
+                yield chat, state, gr.skip()
+            yield chat, state, explore.refresh_map(state, scope_value)  # the answer's papers light up on the map
 
         def request_stop(request: gr.Request):
             flag = stop_requests.get(request.session_hash or "")
@@ -250,20 +272,21 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             md, bib = export_files(state or [], folder)
             return gr.update(value=md, interactive=md is not None), gr.update(value=bib, interactive=bib is not None)
 
-        inputs = [box, chatbot, turns, status, area, k, keywords]
+        inputs = [box, chatbot, turns, status, area, k, keywords, explore.scope, explore.pinned, explore.only_pinned]
         events = [
             # The gate queues and admits answers itself (showing each user their place), so Gradio runs
             # every waiting handler and leaves the limit to it.
-            send.click(handler, inputs, [chatbot, turns], api_name="ask", concurrency_limit=None),
-            box.submit(handler, inputs, [chatbot, turns], api_visibility="private", concurrency_limit=None),
+            send.click(handler, inputs, [chatbot, turns, explore.plot], api_name="ask", concurrency_limit=None),
+            box.submit(handler, inputs, [chatbot, turns, explore.plot], api_visibility="private",
+                       concurrency_limit=None),
         ]
         for event in events:
             event.then(lambda: "", None, box, api_visibility="private").then(
                 after_answer, [turns], [md_file, bib_file], api_visibility="private")
         # Not queued: a Stop must not wait behind the answer it stops.
         stop.click(request_stop, None, None, queue=False, api_visibility="private")
-        cite_open.click(open_citation, [cite_target, turns], [panel], show_progress="hidden",
-                          api_visibility="private")
+        cite_open.click(lambda t, s: (open_citation(t, s), cited_paper(t, s)), [cite_target, turns],
+                        [panel, explore.current], show_progress="hidden", api_visibility="private")
         clear.click(lambda: ([], [], render.paper_panel(None)), None, [chatbot, turns, panel],
                     api_visibility="private")
     return app

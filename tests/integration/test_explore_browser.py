@@ -1,0 +1,124 @@
+"""The explore parts in a real browser against `paperchat serve` with the real embedded models: the cited
+papers light up on the topic map, a cluster scopes the next answer, "Similar papers" from a cited paper,
+and two pinned papers compared.
+
+By default the app runs on the seed papers (conftest's app). EXPLORE_DATA_DIR=<a full-corpus data dir>
+runs it on that index instead (the README's map screenshot: SCREENSHOT_DIR=docs/screenshots).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.appserver import ask, assistant_text, bot_count, open_page, running_app, screenshot, \
+    wait_for_answer
+from ui.explore import CITED
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def explore_app(request, tmp_path_factory):
+    """(url, data dir) of the app under test."""
+    full = os.environ.get("EXPLORE_DATA_DIR")
+    if not full:
+        yield request.getfixturevalue("app_url"), request.getfixturevalue("app_root") / "data"
+        return
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"} | {"PAPERCHAT_DATA_DIR": full}
+    with running_app(env, tmp_path_factory.mktemp("explore") / "app.log", timeout=600) as url:
+        yield url, Path(full)
+
+
+def stored_map(data_dir: Path) -> dict:
+    files = sorted((data_dir / "topics").glob("*.json"), key=lambda p: p.stat().st_mtime)
+    assert files, "the app stored no topic map"
+    return json.loads(files[-1].read_text())
+
+
+def reading_titles(text: str, titles: set[str]) -> set[str]:
+    """The papers listed under "Reading N papers:" in an answer (as titles of the map)."""
+    part = text.split("Reading ")[-1]
+    return {t for t in titles if t in part}
+
+
+def wait_for_bots(page, n: int, timeout_s: float = 300) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if bot_count(page) >= n:
+            text = assistant_text(page)
+            if "References" in text or "No paper was cited" in text or text.startswith("⚠️"):
+                return text
+        time.sleep(0.2)
+    raise AssertionError(f"no answer {n} in {timeout_s} s: {assistant_text(page)[:300]!r}")
+
+
+@pytest.mark.xfail(strict=True, reason="known defect: Gradio 6.31's ScatterPlot does not redraw (no new series in the "
+                   "legend) when an event returns a new DataFrame, so the cited papers never light up; the steps "
+                   "after the highlight (cluster scope, Similar, Pin, compare pinned) have not run in a browser yet")
+def test_map_highlight_cluster_scope_similar_and_pinned_compare(explore_app, browser):
+    url, data_dir = explore_app
+    page = open_page(browser, url)
+    t0 = time.monotonic()
+    page.locator("#topic-map svg, #topic-map canvas").first.wait_for(timeout=30_000)
+    map_render_s = time.monotonic() - t0
+    print(f"topic map rendered {map_render_s:.2f} s after the page")
+
+    question = "What is DroPE and why does it extend context?"
+    ask(page, question)
+    first = wait_for_answer(page, question)["final"]
+    assert "Extending the Context of Pretrained LLMs" in first
+    legend = page.locator("#topic-map")
+    legend.get_by_text(CITED).first.wait_for(timeout=20_000)  # the cited papers are a lit series on the map
+    screenshot(page, "topic-map.png")
+
+    # scope to the cluster of the KV-cache paper, then the next answer reads only that cluster's papers
+    topic = stored_map(data_dir)
+    by_title = dict(zip(topic["titles"], topic["cluster"]))
+    kv = next(t for t in topic["titles"] if "LookaheadKV" in t)
+    cluster = by_title[kv]
+    label = topic["labels"][cluster]
+    page.locator("#cluster input").click()
+    page.get_by_role("option", name=label, exact=False).first.click()
+    page.locator("#scope-cluster").click()
+    page.locator("#scope-chip").get_by_text("Scope: cluster").wait_for(timeout=10_000)
+    inside = {t for t, c in by_title.items() if c == cluster}
+    assert f"{sum(1 for c in topic['cluster'] if c == cluster)} papers" in page.locator("#scope-chip").inner_text()
+    scoped_q = "Which papers evict entries from the KV cache?"
+    ask(page, scoped_q)
+    second = wait_for_answer(page, scoped_q)["final"]
+    read = reading_titles(second, set(by_title))
+    assert read and read <= inside, f"sources outside the scoped cluster: {read - inside}"
+    page.locator("#clear-scope").click()
+    page.locator("#scope-chip").get_by_text("Scope: all papers").wait_for(timeout=10_000)
+
+    # "Similar papers" from the first cited paper of that answer
+    page.locator("#chat .message-row.bot-row").nth(1).locator("a[href^='#cite-1-1']").first.click()
+    page.locator("#paper-panel h3").get_by_text("[1]").wait_for(timeout=10_000)
+    first_title = page.locator("#paper-panel h3").inner_text().split("] ", 1)[1]
+    page.locator("#similar-btn").click()
+    similar = page.locator("#similar-out")
+    similar.get_by_text("Papers like").or_(similar.get_by_text("Nothing close")).first.wait_for(timeout=20_000)
+    if "Papers like" in similar.inner_text():
+        assert first_title in similar.inner_text() and similar.locator("li").count() >= 1
+        assert first_title not in [li.split("\n")[0] for li in similar.locator("li a").all_inner_texts()]
+
+    # pin the first and second papers read for that answer, then compare the pinned papers
+    page.locator("#pin-btn").click()
+    page.locator("#pinned-list").get_by_text(first_title).wait_for(timeout=10_000)
+    page.locator("#chat .message-row.bot-row").nth(1).locator("a[href^='#cite-1-2']").first.click()
+    page.locator("#paper-panel h3").get_by_text("[2]").wait_for(timeout=10_000)
+    second_title = page.locator("#paper-panel h3").inner_text().split("] ", 1)[1]
+    page.locator("#pin-btn").click()
+    page.locator("#pinned-list").get_by_text(second_title).wait_for(timeout=10_000)
+    ask(page, "compare the pinned papers")
+    compared = wait_for_bots(page, 3)
+    bubble = page.locator("#chat .message-row.bot-row").nth(2)
+    assert bubble.locator("table").count() == 1, compared[:500]
+    table = bubble.locator("table").inner_text()
+    assert first_title.split(":")[0] in table and second_title.split(":")[0] in table
+    page.close()

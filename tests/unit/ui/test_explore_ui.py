@@ -1,0 +1,65 @@
+"""The explore helpers of the app: map rows, scopes, pinned comparisons, similar-paper HTML."""
+
+from rag.corpus import Paper
+from rag.retrieve import Filters
+from rag.similar import SimilarPaper, SimilarResult
+from rag.topics import TopicMap
+from ui.explore import (CITED, SCOPED, Scope, cluster_choices, cluster_scope, map_frame, pin, region_scope, scoped,
+                        scope_chip, similar_html)
+
+N = 10_000
+MAP = TopicMap(key="k", ids=[f"P{i:05d}" for i in range(N)], titles=[f"T{i}" for i in range(N)],
+               x=[float(i % 100) for i in range(N)], y=[float(i // 100) for i in range(N)],
+               cluster=[0 if i % 100 < 50 else 1 for i in range(N)], labels=["graphs · gnn", "diffusion · images"])
+
+
+def test_map_frame_is_bounded_but_always_draws_highlighted_papers_last():
+    lit = ["P00007", "P09999", "P05001"]
+    frame = map_frame(MAP, lit, scoped=["P00003"], max_background=500)
+    assert len(frame) <= 500 + 4
+    cited = frame[frame.topic == CITED]
+    assert sorted(cited.paper) == sorted(lit)
+    assert list(frame.paper[-3:]) == list(cited.paper)  # drawn last, on top of the background
+    assert list(frame[frame.topic == SCOPED].paper) == ["P00003"]
+    assert set(frame.topic) - {CITED, SCOPED} == {"graphs · gnn", "diffusion · images"}
+
+
+def test_cluster_and_region_scopes():
+    assert cluster_choices(MAP) == [("graphs · gnn (5000 papers)", 0), ("diffusion · images (5000 papers)", 1)]
+    scope = cluster_scope(MAP, 1)
+    assert len(scope.paper_ids) == 5000 and all(int(p[1:]) % 100 >= 50 for p in scope.paper_ids)
+    assert cluster_scope(MAP, None) == Scope() and cluster_scope(MAP, 7) == Scope()
+    region = region_scope(MAP, [10.5, 2.5])  # a brush gives an x interval, in either order
+    assert len(region.paper_ids) == 8 * 100 and "x ∈ [2.50, 10.50]" in region.label
+    assert region_scope(MAP, [1000, 2000]) == Scope()
+
+
+def test_scoped_question_filters_and_k():
+    base = Filters(statuses=("Oral",))
+    pins = [("A1", "LookaheadKV: Fast eviction"), ("B2", "DroPE: dropping positions")]
+    q, f, k = scoped(base, "compare the pinned papers", Scope(), pins, False, 4)
+    assert q == "Compare LookaheadKV and DroPE" and f == Filters(paper_ids=("A1", "B2")) and k == 2
+    q, f, k = scoped(base, "what data do they use?", Scope("c", ("X",)), pins, True, 4)
+    assert f.paper_ids == ("A1", "B2") and f.statuses == ("Oral",) and k == 2
+    q, f, k = scoped(base, "what data do they use?", Scope("c", ("X", "Y")), pins, False, 4)
+    assert f.paper_ids == ("X", "Y") and k == 4
+    assert scoped(base, "anything", Scope(), [], True, 4) == ("anything", base, 4)
+    # one pinned paper cannot be compared: the question goes through as asked
+    assert scoped(base, "compare the pinned papers", Scope(), pins[:1], False, 4)[0] == "compare the pinned papers"
+
+
+def test_pins_and_chip():
+    pinned = pin(pin([], "A1", "One"), "A1", "One")
+    assert pinned == [("A1", "One")] and pin(pinned, "", "") == pinned
+    assert "1 pinned" in scope_chip(Scope(), True, pinned)
+    assert "all papers" in scope_chip(Scope(), False, pinned)
+    assert "3 papers" in scope_chip(Scope("cluster “x”", ("a", "b", "c")), False, pinned)
+
+
+def test_similar_html_says_nothing_close_and_escapes():
+    paper = Paper(id="A1", title="<script>alert(1)</script>", abstract="x")
+    close = SimilarResult("Q", [SimilarPaper(paper, 0.8, "Differs: <b>x</b>")], 0.43)
+    html = similar_html(close)
+    assert "&lt;script&gt;" in html and "<script>" not in html and "&lt;b&gt;" in html
+    far = similar_html(SimilarResult("", [SimilarPaper(paper, 0.2, "")], 0.43))
+    assert "Nothing close" in far and "0.20" in far

@@ -1,0 +1,209 @@
+"""The explore parts of the app: topic map, scope to a cluster or region, similar papers, pinned papers.
+
+Pure helpers (tested without a browser) and `build_explore`, which `ui.app.build_app` calls to lay out
+and wire these parts. Per-user state (scope, pins, the paper open in the side panel) is `gr.State`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from rag.compare import _name_of, is_comparison
+from rag.retrieve import Filters
+from rag.similar import SimilarResult, similar
+from rag.topics import TopicMap
+from ui.render import Turn, esc, safe_url
+
+MAX_BACKGROUND = 3_000  # background points drawn; the highlighted papers are always drawn on top
+CITED = "★ cited in the latest answer"
+SCOPED = "in the current scope"
+PALETTE = ["#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6", "#ffff99", "#8dd3c7", "#bebada", "#fccde5",
+           "#d9d9d9", "#ccebc5"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Papers the next questions are restricted to (a map cluster or region); empty: no scope."""
+
+    label: str = ""
+    paper_ids: tuple[str, ...] = ()
+
+
+def cited_ids(turns: Sequence[Turn]) -> list[str]:
+    """The papers the latest answer cites."""
+    if not turns:
+        return []
+    return list(dict.fromkeys(c.id for c in turns[-1].answer.citations))
+
+
+def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence[str] = (),
+              max_background: int = MAX_BACKGROUND) -> pd.DataFrame:
+    """Rows to plot: an even sample of the background (colored by cluster label), then every scoped and
+    every highlighted paper, so the highlighted ones are always drawn (and last, on top)."""
+    lit, scope = set(highlight), set(scoped) - set(highlight)
+    step = max(1, -(-len(topic_map.ids) // max_background))
+    rows = []
+    for i, pid in enumerate(topic_map.ids):
+        group = CITED if pid in lit else SCOPED if pid in scope else None
+        if group is None and i % step:
+            continue
+        rows.append((group is not None, topic_map.x[i], topic_map.y[i], group or topic_map.labels[topic_map.cluster[i]],
+                     topic_map.titles[i], pid))
+    rows.sort(key=lambda r: r[0])
+    return pd.DataFrame([r[1:] for r in rows], columns=["x", "y", "topic", "title", "paper"])
+
+
+def color_map(topic_map: TopicMap) -> dict[str, str]:
+    """Highlights first: the plot's legend shows only its first 30 entries."""
+    colors = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(topic_map.labels)}
+    return {CITED: "#e31a1c", SCOPED: "#1f78b4"} | colors
+
+
+def cluster_choices(topic_map: TopicMap) -> list[tuple[str, int]]:
+    sizes = [0] * len(topic_map.labels)
+    for c in topic_map.cluster:
+        sizes[c] += 1
+    return [(f"{label} ({sizes[i]} papers)", i) for i, label in enumerate(topic_map.labels)]
+
+
+def cluster_scope(topic_map: TopicMap, cluster: int | None) -> Scope:
+    if cluster is None or not 0 <= int(cluster) < len(topic_map.labels):
+        return Scope()
+    return Scope(f"cluster “{topic_map.labels[int(cluster)]}”", tuple(topic_map.members(int(cluster))))
+
+
+def region_scope(topic_map: TopicMap, x_range: Sequence[float]) -> Scope:
+    """A brushed x-range of the map (Gradio's scatter plot selects an x interval)."""
+    x0, x1 = sorted(float(v) for v in x_range[:2])
+    ids = topic_map.in_region((x0, x1), (min(topic_map.y, default=0.0), max(topic_map.y, default=0.0)))
+    return Scope(f"map region x ∈ [{x0:.2f}, {x1:.2f}]", tuple(ids)) if ids else Scope()
+
+
+def scope_chip(scope: Scope, only_pinned: bool, pinned: Sequence[tuple[str, str]]) -> str:
+    if only_pinned and pinned:
+        return f"<span class='scope-chip'>Scope: the {len(pinned)} pinned papers</span>"
+    if scope.paper_ids:
+        return f"<span class='scope-chip'>Scope: {esc(scope.label)} · {len(scope.paper_ids)} papers</span>"
+    return "<span class='scope-chip empty'>Scope: all papers</span>"
+
+
+def scoped(filters: Filters, question: str, scope: Scope, pinned: Sequence[tuple[str, str]],
+           only_pinned: bool, k: int) -> tuple[str, Filters, int]:
+    """The question, filters and k to ask with. "Compare the pinned papers" (or any comparison that
+    mentions the pinned ones) compares exactly the 2-4 pinned papers, named by their short names so the
+    comparison finds them; "only pinned" or a map scope restrict the search to those papers."""
+    pins = [pid for pid, _ in pinned]
+    if "pinned" in question.lower() and is_comparison(question) and 2 <= len(pinned) <= 4:
+        names = [_name_of(title) for _, title in pinned]
+        question = "Compare " + ", ".join(names[:-1]) + " and " + names[-1]
+        return question, Filters(paper_ids=tuple(pins)), len(pins)
+    if only_pinned and pins:
+        return question, Filters(filters.statuses, filters.primary_areas, filters.keywords, tuple(pins)), min(k, len(pins))
+    if scope.paper_ids:
+        return question, Filters(filters.statuses, filters.primary_areas, filters.keywords, scope.paper_ids), k
+    return question, filters, k
+
+
+def pin(pinned: list[tuple[str, str]], paper_id: str, title: str) -> list[tuple[str, str]]:
+    if not paper_id or any(pid == paper_id for pid, _ in pinned):
+        return pinned
+    return pinned + [(paper_id, title)]
+
+
+def pinned_markdown(pinned: Sequence[tuple[str, str]]) -> str:
+    if not pinned:
+        return "_No pinned papers. Open a paper and press **Pin**._"
+    return "\n".join(f"{i}. {esc(title)} (`{esc(pid)}`)" for i, (pid, title) in enumerate(pinned, 1))
+
+
+def similar_html(result: SimilarResult) -> str:
+    head = f"Papers like <b>{esc(result.query_title)}</b>" if result.query_title else "Papers closest to the pasted text"
+    if result.nothing_close:
+        best = f" (best cosine {result.best:.2f}, below {result.threshold:.2f})" if result.papers else ""
+        return f"<div class='similar nothing-close'><b>Nothing close</b> in the indexed papers{best}.</div>"
+    items = "".join(
+        f"<li><a href='{esc(safe_url(p.paper))}' target='_blank' rel='noopener noreferrer'>{esc(p.paper.title)}</a> "
+        f"<small>cosine {p.score:.2f} · {esc(p.paper.status or '')}</small><br><small>{esc(p.differs)}</small></li>"
+        for p in result.papers if p.score >= result.threshold)
+    return f"<div class='similar'><p>{head}:</p><ol>{items}</ol></div>"
+
+
+@dataclass
+class Explore:
+    """The explore components and states that `ui.app` wires into the chat."""
+
+    scope: gr.State
+    pinned: gr.State
+    only_pinned: gr.Checkbox
+    current: gr.State  # (paper id, title) open in the side panel
+    plot: gr.ScatterPlot
+    chip: gr.HTML
+    refresh_map: object  # (turns, scope) -> plot update
+
+
+def build_explore(pipeline, topic_map: TopicMap) -> Explore:
+    """Lay out the side-panel buttons, the pinned list, the paste box and the map, and wire their events."""
+    scope, pinned, current = gr.State(Scope()), gr.State([]), gr.State(("", ""))
+    with gr.Row():
+        similar_btn = gr.Button("Similar papers", size="sm", elem_id="similar-btn")
+        pin_btn = gr.Button("Pin", size="sm", elem_id="pin-btn")
+    similar_out = gr.HTML("", elem_id="similar-out")
+    with gr.Accordion("Pinned papers", open=True):
+        pinned_md = gr.Markdown(pinned_markdown([]), elem_id="pinned-list")
+        with gr.Row():
+            only_pinned = gr.Checkbox(False, label="Only pinned papers", elem_id="only-pinned")
+            unpin = gr.Button("Clear pins", size="sm", elem_id="clear-pins")
+    with gr.Accordion("Paste an abstract", open=False):
+        pasted = gr.Textbox(lines=4, show_label=False, placeholder="Paste a title and/or abstract", elem_id="paste-box")
+        paste_btn = gr.Button("Find the nearest papers", size="sm", elem_id="paste-btn")
+        paste_out = gr.HTML("", elem_id="paste-out")
+    with gr.Accordion("Topic map", open=True):
+        plot = gr.ScatterPlot(map_frame(topic_map), x="x", y="y", color="topic", color_map=color_map(topic_map),
+                              tooltip=["title", "topic"], height=420, show_label=False, elem_id="topic-map",
+                              x_axis_labels_visible="hidden", x_title=" ", y_title=" ")
+        with gr.Row():
+            cluster = gr.Dropdown(cluster_choices(topic_map), value=None, label="Cluster", elem_id="cluster",
+                                  scale=3)
+            scope_btn = gr.Button("Scope next question to this cluster", size="sm", elem_id="scope-cluster", scale=1)
+        with gr.Row():
+            chip = gr.HTML(scope_chip(Scope(), False, []), elem_id="scope-chip")
+            clear_scope = gr.Button("Clear scope", size="sm", elem_id="clear-scope", scale=0)
+
+    def refresh(turns, scope_value):
+        return map_frame(topic_map, cited_ids(turns or []), (scope_value or Scope()).paper_ids)
+
+    def like_this(cur):
+        if not cur or not cur[0]:
+            return "<div class='similar'>Open a paper first (click a citation).</div>"
+        return similar_html(similar(pipeline.index, paper_id=cur[0]))
+
+    def paste(text):
+        try:
+            return similar_html(similar(pipeline.index, text=text or ""))
+        except ValueError as exc:
+            return f"<div class='similar'>⚠️ {esc(str(exc))}</div>"
+
+    def set_scope(new, pins, only):
+        return new, scope_chip(new, only, pins), map_frame(topic_map, (), new.paper_ids)
+
+    private = {"api_visibility": "private"}
+    similar_btn.click(like_this, [current], [similar_out], **private)
+    paste_btn.click(paste, [pasted], [paste_out], **private)
+    pin_btn.click(lambda p, cur: (pin(p, *cur), pinned_markdown(pin(p, *cur))), [pinned, current],
+                  [pinned, pinned_md], **private).then(
+        lambda s, p, o: scope_chip(s, o, p), [scope, pinned, only_pinned], [chip], **private)
+    unpin.click(lambda: ([], pinned_markdown([]), False), None, [pinned, pinned_md, only_pinned], **private)
+    only_pinned.change(lambda s, p, o: scope_chip(s, o, p), [scope, pinned, only_pinned], [chip], **private)
+    scope_btn.click(lambda c, p, o: set_scope(cluster_scope(topic_map, c), p, o), [cluster, pinned, only_pinned],
+                    [scope, chip, plot], **private)
+    clear_scope.click(lambda p, o: set_scope(Scope(), p, o), [pinned, only_pinned], [scope, chip, plot], **private)
+
+    def brushed(p, o, evt: gr.SelectData):
+        return set_scope(region_scope(topic_map, evt.index), p, o)
+
+    plot.select(brushed, [pinned, only_pinned], [scope, chip, plot], **private)
+    return Explore(scope, pinned, only_pinned, current, plot, chip, refresh)

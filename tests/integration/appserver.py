@@ -199,8 +199,9 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 def api_ask(client, question: str, chat: list | None = None) -> tuple[list, float]:
     """One turn through `/ask` with a `gradio_client.Client` (one client = one session); (chat, seconds)."""
     t0 = time.monotonic()
-    chat = client.predict(question, chat or [], "Everything (incl. rejected and withdrawn)", [], 4, "", api_name="/ask")
-    return chat, time.monotonic() - t0  # the session's own state is kept by the server, not returned
+    out = client.predict(question, chat or [], "Everything (incl. rejected and withdrawn)", [], 4, "", api_name="/ask")
+    chat = out[0] if isinstance(out, tuple) else out  # (chat, map); the session's state stays on the server
+    return chat, time.monotonic() - t0
 
 
 def texts(chat: list) -> list[str]:

@@ -13,6 +13,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from rag.answer import Answer, stream_answer
+from rag.compare import is_comparison
 from rag.corpus import LoadReport, load_corpus
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
@@ -171,7 +172,8 @@ class Pipeline:
 
         with self._store():
             return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
-                            names_from=[question], similarity=similarity)
+                            names_from=[question], similarity=similarity,
+                            comparison=any(is_comparison(q) for q in [question, *english]))
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None) -> Iterator[Event]:

@@ -28,7 +28,8 @@ MIN_RARE_COVERAGE = 0.5  # the best paper must hold at least this share of the r
 RELEVANCE_FLOOR = 0.55  # ...or be at least this close (cosine) to the question: both must fail to decline
 # Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
 QUESTION_WORDS = frozenset("""anyone anybody someone somebody tell apart wonder wondering explain explains mean
-oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference""".split())
+oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference
+compare compared comparing comparison contrast differ differs difference differences versus vs pinned""".split())
 
 
 @dataclass(frozen=True)
@@ -74,14 +75,16 @@ def coined_names(text: str) -> list[str]:
 
 def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Callable[[Sequence[str]], dict[str, int]],
              total: int, names_from: Sequence[str] | None = None,
-             similarity: Callable[[], float] = lambda: 0.0) -> Coverage:
+             similarity: Callable[[], float] = lambda: 0.0, comparison: bool = False) -> Coverage:
     """Can these sources answer what `queries` (English search text) ask?
 
     Declined when a coined name of the question appears in no indexed paper, or when the best source
     holds under half of the question's rare terms (by idf weight) *and* the closest paper's cosine
     similarity, `similarity()` (asked only then), is under RELEVANCE_FLOOR: two weak signals agreeing.
     `frequency` gives each term's chunk count in the whole index, `total` the index size; coined names
-    come from `names_from` (default: `queries`), so a name the rewriting model made up counts not."""
+    come from `names_from` (default: `queries`), so a name the rewriting model made up counts not.
+    For a `comparison` ("compare A and B"), the sources together may hold the rare terms: each paper
+    holds its own name."""
     if not sources:
         return Coverage(False)
     names = [n for q in (queries if names_from is None else names_from) for n in coined_names(q)]
@@ -97,11 +100,14 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     if not rare:
         return Coverage(True)
     weight = {t: math.log((total + 1) / (df.get(t, 0) + 0.5)) for t in rare}
-    best = 0.0
+    best, union = 0.0, set()
     for s in sources:
         words = word_set(f"{s.paper.title} {s.paper.abstract}")
-        held = sum(w for t, w in weight.items() if t in words or stem(t) in words)
-        best = max(best, held / sum(weight.values()))
+        held = {t for t in weight if t in words or stem(t) in words}
+        union |= held
+        best = max(best, sum(weight[t] for t in held) / sum(weight.values()))
+    if comparison:
+        best = max(best, sum(weight[t] for t in union) / sum(weight.values()))
     if best >= MIN_RARE_COVERAGE:
         return Coverage(True, rare_terms=tuple(rare), best_coverage=round(best, 3))
     close = similarity()

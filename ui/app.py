@@ -54,6 +54,12 @@ CSS = """
 #cite-target, #cite-open { display: none !important; }
 .scope-chip { display: inline-block; padding: 2px 10px; border-radius: 12px; background: #dbeafe; }
 .scope-chip.empty { background: #eee; color: #666; }
+.topic-map svg { background: #fafafa; border: 1px solid #e5e5e5; border-radius: 6px; }
+.topic-map .cluster-label { font-size: 9px; fill: #222; paint-order: stroke; stroke: #fff; stroke-width: 2.5px;
+  pointer-events: none; }
+.map-legend { font-size: 0.85em; color: #555; margin-top: 4px; }
+.map-legend .dot { display: inline-block; width: 9px; height: 9px; border-radius: 50%; }
+.map-legend .dot.cited { background: #e31a1c; } .map-legend .dot.scoped { background: #1f78b4; }
 """
 # A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python through a hidden
 # textbox and a hidden button; the click time makes repeated clicks on the same citation count.

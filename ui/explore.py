@@ -57,6 +57,48 @@ def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequen
     return pd.DataFrame([r[1:] for r in rows], columns=["x", "y", "topic", "title", "paper"])
 
 
+MAP_W, MAP_H, MAP_PAD = 560, 400, 14
+
+
+def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence[str] = (),
+            max_background: int = MAX_BACKGROUND) -> str:
+    """The topic map as inline SVG: a bounded background sample colored by cluster, cluster labels at
+    their centres, scoped papers in blue and the latest answer's papers as large red dots on top (each
+    dot's tooltip is its title). Drawn by the server on every update, so a highlight always shows."""
+    if not topic_map.ids:
+        return "<div class='topic-map empty'>No map yet: ingest papers first.</div>"
+    xs, ys = topic_map.x, topic_map.y
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        px = MAP_PAD + (x - x0) / ((x1 - x0) or 1) * (MAP_W - 2 * MAP_PAD)
+        py = MAP_H - MAP_PAD - (y - y0) / ((y1 - y0) or 1) * (MAP_H - 2 * MAP_PAD)
+        return round(px, 1), round(py, 1)
+
+    colors = color_map(topic_map)
+    frame = map_frame(topic_map, highlight, scoped, max_background)
+    dots = []
+    for x, y, topic, title, pid in frame.itertuples(index=False):
+        px, py = at(x, y)
+        kind = "cited" if topic == CITED else "scoped" if topic == SCOPED else "bg"
+        radius = {"cited": 6, "scoped": 3.2, "bg": 2}[kind]
+        stroke = ' stroke="#111" stroke-width="1.2"' if kind == "cited" else ""
+        dots.append(f'<circle class="{kind}" data-paper="{esc(pid)}" cx="{px}" cy="{py}" r="{radius}" '
+                    f'fill="{colors.get(topic, "#bbb")}"{stroke}><title>{esc(title)}</title></circle>')
+    labels = []
+    for c, label in enumerate(topic_map.labels):
+        members = [i for i, k in enumerate(topic_map.cluster) if k == c]
+        if members:
+            px, py = at(sum(xs[i] for i in members) / len(members), sum(ys[i] for i in members) / len(members))
+            labels.append(f'<text class="cluster-label" x="{px}" y="{py}" text-anchor="middle">{esc(label)}</text>')
+    lit = sum(1 for t in frame["topic"] if t == CITED)
+    legend = (f"<div class='map-legend'><span class='dot cited'></span> {esc(CITED)} ({lit})"
+              f" · <span class='dot scoped'></span> {esc(SCOPED)} · {len(topic_map.ids):,} papers, "
+              f"{len(topic_map.labels)} clusters</div>")
+    return (f"<div class='topic-map'><svg viewBox='0 0 {MAP_W} {MAP_H}' width='100%' role='img' "
+            f"aria-label='Topic map of the papers'>{''.join(dots)}{''.join(labels)}</svg>{legend}</div>")
+
+
 def color_map(topic_map: TopicMap) -> dict[str, str]:
     """Highlights first: the plot's legend shows only its first 30 entries."""
     colors = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(topic_map.labels)}
@@ -76,11 +118,16 @@ def cluster_scope(topic_map: TopicMap, cluster: int | None) -> Scope:
     return Scope(f"cluster “{topic_map.labels[int(cluster)]}”", tuple(topic_map.members(int(cluster))))
 
 
-def region_scope(topic_map: TopicMap, x_range: Sequence[float]) -> Scope:
-    """A brushed x-range of the map (Gradio's scatter plot selects an x interval)."""
-    x0, x1 = sorted(float(v) for v in x_range[:2])
-    ids = topic_map.in_region((x0, x1), (min(topic_map.y, default=0.0), max(topic_map.y, default=0.0)))
-    return Scope(f"map region x ∈ [{x0:.2f}, {x1:.2f}]", tuple(ids)) if ids else Scope()
+def region_scope(topic_map: TopicMap, x_pct: Sequence[float], y_pct: Sequence[float] = (0, 100)) -> Scope:
+    """A box on the map, as percentages of its width (left to right) and height (bottom to top)."""
+    if not topic_map.ids:
+        return Scope()
+    (a, b), (c, d) = sorted(float(v) for v in x_pct[:2]), sorted(float(v) for v in y_pct[:2])
+    lo_x, hi_x, lo_y, hi_y = min(topic_map.x), max(topic_map.x), min(topic_map.y), max(topic_map.y)
+    x = (lo_x + (hi_x - lo_x) * a / 100, lo_x + (hi_x - lo_x) * b / 100)
+    y = (lo_y + (hi_y - lo_y) * c / 100, lo_y + (hi_y - lo_y) * d / 100)
+    ids = topic_map.in_region(x, y)
+    return Scope(f"map region {a:.0f}–{b:.0f}% across, {c:.0f}–{d:.0f}% up", tuple(ids)) if ids else Scope()
 
 
 def scope_chip(scope: Scope, only_pinned: bool, pinned: Sequence[tuple[str, str]]) -> str:
@@ -140,7 +187,7 @@ class Explore:
     pinned: gr.State
     only_pinned: gr.Checkbox
     current: gr.State  # (paper id, title) open in the side panel
-    plot: gr.ScatterPlot
+    plot: gr.HTML
     chip: gr.HTML
     refresh_map: object  # (turns, scope) -> plot update
 
@@ -162,19 +209,24 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
         paste_btn = gr.Button("Find the nearest papers", size="sm", elem_id="paste-btn")
         paste_out = gr.HTML("", elem_id="paste-out")
     with gr.Accordion("Topic map", open=True):
-        plot = gr.ScatterPlot(map_frame(topic_map), x="x", y="y", color="topic", color_map=color_map(topic_map),
-                              tooltip=["title", "topic"], height=420, show_label=False, elem_id="topic-map",
-                              x_axis_labels_visible="hidden", x_title=" ", y_title=" ")
+        plot = gr.HTML(map_svg(topic_map), elem_id="topic-map")
         with gr.Row():
             cluster = gr.Dropdown(cluster_choices(topic_map), value=None, label="Cluster", elem_id="cluster",
                                   scale=3)
             scope_btn = gr.Button("Scope next question to this cluster", size="sm", elem_id="scope-cluster", scale=1)
+        with gr.Accordion("Region (a box on the map, in % of its width and height)", open=False):
+            with gr.Row():
+                left = gr.Slider(0, 100, value=0, step=1, label="from left", elem_id="region-left")
+                right = gr.Slider(0, 100, value=100, step=1, label="to", elem_id="region-right")
+                bottom = gr.Slider(0, 100, value=0, step=1, label="from bottom", elem_id="region-bottom")
+                top = gr.Slider(0, 100, value=100, step=1, label="to", elem_id="region-top")
+            region_btn = gr.Button("Scope next question to this region", size="sm", elem_id="scope-region")
         with gr.Row():
             chip = gr.HTML(scope_chip(Scope(), False, []), elem_id="scope-chip")
             clear_scope = gr.Button("Clear scope", size="sm", elem_id="clear-scope", scale=0)
 
     def refresh(turns, scope_value):
-        return map_frame(topic_map, cited_ids(turns or []), (scope_value or Scope()).paper_ids)
+        return map_svg(topic_map, cited_ids(turns or []), (scope_value or Scope()).paper_ids)
 
     def like_this(cur):
         if not cur or not cur[0]:
@@ -188,7 +240,7 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
             return f"<div class='similar'>⚠️ {esc(str(exc))}</div>"
 
     def set_scope(new, pins, only):
-        return new, scope_chip(new, only, pins), map_frame(topic_map, (), new.paper_ids)
+        return new, scope_chip(new, only, pins), map_svg(topic_map, (), new.paper_ids)
 
     private = {"api_visibility": "private"}
     similar_btn.click(like_this, [current], [similar_out], **private)
@@ -201,9 +253,7 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
     scope_btn.click(lambda c, p, o: set_scope(cluster_scope(topic_map, c), p, o), [cluster, pinned, only_pinned],
                     [scope, chip, plot], **private)
     clear_scope.click(lambda p, o: set_scope(Scope(), p, o), [pinned, only_pinned], [scope, chip, plot], **private)
+    region_btn.click(lambda a, b, c, d, p, o: set_scope(region_scope(topic_map, (a, b), (c, d)), p, o),
+                     [left, right, bottom, top, pinned, only_pinned], [scope, chip, plot], **private)
 
-    def brushed(p, o, evt: gr.SelectData):
-        return set_scope(region_scope(topic_map, evt.index), p, o)
-
-    plot.select(brushed, [pinned, only_pinned], [scope, chip, plot], **private)
     return Explore(scope, pinned, only_pinned, current, plot, chip, refresh)

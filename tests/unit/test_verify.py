@@ -98,3 +98,20 @@ def test_an_extra_citation_that_holds_none_of_the_sentence_makes_it_unsupported(
     text = ("DroPE removes positional embeddings after pretraining [1][2]. "
             "DroPE removes positional embeddings while LookaheadKV predicts future attention [1][2].")
     assert [c.supported for c in check_sentences(text, SOURCES)] == [False, True]
+
+
+def test_a_comparison_may_find_its_rare_terms_across_the_papers_compared():
+    from rag.corpus import Paper
+    from rag.retrieve import Source
+    from rag.verify import coverage
+
+    a = Source(1, Paper(id="A", title="LookaheadKV: fast eviction", abstract="LookaheadKV evicts cache entries."), 1.0)
+    b = Source(2, Paper(id="B", title="TokMem: token memory", abstract="TokMem stores procedures as tokens."), 0.9)
+    c = Source(3, Paper(id="C", title="Zebra stripes", abstract="Stripes deter flies."), 0.8)
+    freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  every term is rare
+    q = ["Compare LookaheadKV, TokMem and zebra"]
+    assert not coverage(q, [a, b, c], freq, 1000).answerable  # no single paper holds half of them
+    assert coverage(q, [a, b, c], freq, 1000, comparison=True).answerable  # together they hold them all
+    # ... but terms no paper holds still decline it
+    assert not coverage(["Compare LookaheadKV with quokkas and wombats"], [a, b], freq, 1000, comparison=True,
+                        similarity=lambda: 0.1).answerable

@@ -29,9 +29,14 @@ def test_cluster_and_region_scopes():
     scope = cluster_scope(MAP, 1)
     assert len(scope.paper_ids) == 5000 and all(int(p[1:]) % 100 >= 50 for p in scope.paper_ids)
     assert cluster_scope(MAP, None) == Scope() and cluster_scope(MAP, 7) == Scope()
-    region = region_scope(MAP, [10.5, 2.5])  # a brush gives an x interval, in either order
-    assert len(region.paper_ids) == 8 * 100 and "x ∈ [2.50, 10.50]" in region.label
-    assert region_scope(MAP, [1000, 2000]) == Scope()
+    xs, ys = MAP.x, MAP.y
+    region = region_scope(MAP, [60, 10], [0, 100])  # a box, its sides in either order
+    lo, hi = min(xs) + (max(xs) - min(xs)) * 0.1, min(xs) + (max(xs) - min(xs)) * 0.6
+    expected = {pid for pid, x in zip(MAP.ids, xs) if lo <= x <= hi}
+    assert set(region.paper_ids) == expected and 0 < len(expected) < len(MAP.ids) and "10–60% across" in region.label
+    top = region_scope(MAP, [0, 100], [50, 100])
+    assert set(top.paper_ids) == {pid for pid, y in zip(MAP.ids, ys) if y >= min(ys) + (max(ys) - min(ys)) / 2}
+    assert region_scope(MAP, [40, 40], [200, 300]) == Scope()
 
 
 def test_scoped_question_filters_and_k():
@@ -63,3 +68,16 @@ def test_similar_html_says_nothing_close_and_escapes():
     assert "&lt;script&gt;" in html and "<script>" not in html and "&lt;b&gt;" in html
     far = similar_html(SimilarResult("", [SimilarPaper(paper, 0.2, "")], 0.43))
     assert "Nothing close" in far and "0.20" in far
+
+
+def test_map_svg_draws_the_cited_papers_on_top_escaped_and_bounded():
+    from ui.explore import map_svg
+
+    lit = [MAP.ids[7], MAP.ids[9001]]
+    svg = map_svg(MAP, lit, scoped=[MAP.ids[3]], max_background=500)
+    cited = svg.count('class="cited"')
+    assert cited == 2 and svg.count("<circle") <= 500 + 3 and "(2)" in svg
+    assert svg.rindex('class="bg"') < svg.index('class="cited"')  # drawn last, so on top
+    assert f'data-paper="{MAP.ids[9001]}"' in svg and "<script" not in svg
+    plain = map_svg(MAP, [], max_background=500)
+    assert 'class="cited"' not in plain and all(f">{label}</text>" in plain for label in MAP.labels)

@@ -44,7 +44,7 @@ def stored_map(data_dir: Path) -> dict:
 def reading_titles(text: str, titles: set[str]) -> set[str]:
     """The papers listed under "Reading N papers:" in an answer (as titles of the map)."""
     part = text.split("Reading ")[-1]
-    return {t for t in titles if t in part}
+    return {t for t in titles if len(t) >= 8 and t in part}  # (the corpus has a paper titled "1")
 
 
 def wait_for_bots(page, n: int, timeout_s: float = 300) -> str:

@@ -58,6 +58,7 @@ class Answer:
     sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
     refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.verify.coverage) or "model"
     comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
+    counted: bool = False  # an aggregate answer (rag.aggregate): a count with its papers listed, no citations
 
     @property
     def prose(self) -> str:
@@ -79,6 +80,7 @@ class Answer:
             "refused": self.refused,
             "sentences": [c.to_json() for c in self.sentences],
             "comparison": self.comparison.to_json() if self.comparison else None,
+            "counted": self.counted,
         }
 
 

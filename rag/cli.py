@@ -102,7 +102,7 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
         print("References")
         for c in answer.citations:
             print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
-    else:
+    elif not answer.counted:
         print("No paper was cited.")
     unsupported = [s for s in answer.sentences if s.supported is False]
     if unsupported:

@@ -12,6 +12,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from rag.aggregate import aggregate_text, parse_aggregate
 from rag.answer import Answer, stream_answer
 from rag.compare import is_comparison
 from rag.corpus import LoadReport, load_corpus
@@ -59,6 +60,7 @@ class Pipeline:
         self._server: LocalModelServer | None = None
         self._lock = threading.Lock()
         self._areas: list[str] | None = None  # primary areas in the index, read once, reset by ingest
+        self._papers: list | None = None  # every indexed paper's record, for counting; reset by ingest
 
     # -- the chat model ----------------------------------------------------------------------
     @property
@@ -109,12 +111,12 @@ class Pipeline:
     def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats]:
         report = load_corpus(paths)
         stats = self.index.ingest(report.papers, progress=progress)
-        self._areas = None
+        self._areas = self._papers = None
         return report, stats
 
     def prune(self, keep_ids) -> int:
         removed = self.index.prune(keep_ids)
-        self._areas = None
+        self._areas = self._papers = None
         return removed
 
     def ensure_ingested(self, progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats] | None:
@@ -122,6 +124,17 @@ class Pipeline:
         if not self.index.is_empty():
             return None
         return self.ingest_files(self.settings.corpus, progress=progress)
+
+    def all_papers(self) -> list:
+        """Every indexed paper's record (read once, in pages; for aggregate questions)."""
+        if self._papers is None:
+            with self._store():
+                ids = sorted(self.index.paper_ids())
+                found = {}
+                for i in range(0, len(ids), 5_000):
+                    found.update(self.index.get_papers(ids[i:i + 5_000]))
+                self._papers = list(found.values())
+        return self._papers
 
     def stated_filters(self, question: str) -> Filters:
         """Constraints the question states itself ("oral papers on ...", "in the X area")."""
@@ -182,6 +195,14 @@ class Pipeline:
         A bad question raises QuestionError before any work; a failed model call raises ModelError (and an
         embedded server that died is restarted, so asking again works)."""
         question = clean_question(question, self.settings.retrieval.max_question_chars)
+        counted = parse_aggregate(question)
+        if counted is not None:  # "how many papers ...": counted in code (rag.aggregate), no model call
+            papers = self.all_papers()
+            text = aggregate_text(counted, papers, len(papers), filters or Filters(), self.stated_filters(question))
+            yield SourcesEvent([])
+            yield TokenEvent(text)
+            yield DoneEvent(Answer(question, text, [], counted=True))
+            return
         try:
             filters = merge_filters(filters, self.stated_filters(question))
             query = self.search_query(question, history)

@@ -119,7 +119,7 @@ def final_message(turn: int, answer: Answer, searched: str = "") -> str:
         refs = "\n".join(f"- {source_line(turn, by_n[c.n])} · [OpenReview]({safe_url(by_n[c.n].paper)})"
                          for c in answer.citations)
         parts.append(f"**References**\n\n{refs}")
-    else:
+    elif not answer.counted:  # a count lists its papers itself
         parts.append("_No paper was cited._")
     others = [s for s in answer.sources if s.n not in cited]
     if others:

@@ -125,3 +125,14 @@ def test_api_needs_only_the_question():
     params = info["named_endpoints"]["/ask"]["parameters"]
     assert params[0]["parameter_name"] == "message"
     assert all(p["parameter_has_default"] for p in params[1:]), params
+
+
+def test_an_aggregate_question_shows_the_count_and_linked_ids_without_the_model():
+    class Never(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            raise AssertionError("the model was called")
+
+    chat, turns = list(respond(pipeline_with(Never(messages=iter([]))), "How many papers are there?", [], []))[-1]
+    final = chat[-1]["content"]
+    assert "**19 papers** match" in final and "https://openreview.net/forum?id=RlPVSeKjoc" in final
+    assert turns[0].answer.text.startswith("**19 papers**") and "No paper was cited" not in final

@@ -25,6 +25,9 @@ from rag.prompts import (
     INSTRUCTIONS_ZH,
     RARE_TERMS_WHY_EN,
     RARE_TERMS_WHY_ZH,
+    REVIEW_INSTRUCTIONS_EN,
+    REVIEW_INSTRUCTIONS_ZH,
+    REVIEW_SOURCE_TEMPLATE,
     REFUSAL_EN,
     REFUSAL_MARKERS,
     REFUSAL_ZH,
@@ -38,7 +41,8 @@ from rag.rewrite import HistoryItem, exchanges
 from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, echoes
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
-PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH)
+PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
+                   REVIEW_INSTRUCTIONS_EN, REVIEW_INSTRUCTIONS_ZH)
 
 ANSWER_PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
@@ -74,7 +78,9 @@ class Answer:
     def to_json(self) -> dict:
         return {
             "answer": self.text,
-            "citations": [{"n": c.n, "id": c.id, "title": c.title} for c in self.citations],
+            "citations": [{"n": c.n, "id": c.id, "title": c.title}
+                          | ({"kind": "review", "review_id": c.review_id, "url": c.url} if c.review_id else {})
+                          for c in self.citations],
             "retrieved": [s.paper.id for s in self.sources],
             "dropped_citations": self.dropped,
             "refused": self.refused,
@@ -88,12 +94,16 @@ def is_chinese(text: str) -> bool:
     return len(_CJK.findall(text)) >= 2
 
 
+def format_source(s: Source) -> str:
+    if s.review_id:
+        return REVIEW_SOURCE_TEMPLATE.format(n=s.n, review_id=s.review_id, title=s.paper.title,
+                                             scores=s.review_scores or "no scores", text=s.text)
+    return SOURCE_TEMPLATE.format(n=s.n, title=s.paper.title, status=s.paper.status or "status unknown",
+                                  paper_id=s.paper.id, text=s.text)
+
+
 def format_sources(sources: Sequence[Source]) -> str:
-    return "\n\n".join(
-        SOURCE_TEMPLATE.format(n=s.n, title=s.paper.title, status=s.paper.status or "status unknown",
-                               paper_id=s.paper.id, text=s.text)
-        for s in sources
-    )
+    return "\n\n".join(format_source(s) for s in sources)
 
 
 def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
@@ -109,7 +119,9 @@ def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
 def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
                   compare: bool = False) -> dict:
     chinese = is_chinese(question)
-    if compare:
+    if sources and all(s.review_id for s in sources):
+        instructions = REVIEW_INSTRUCTIONS_ZH if chinese else REVIEW_INSTRUCTIONS_EN
+    elif compare:
         instructions = COMPARE_INSTRUCTIONS_ZH if chinese else COMPARE_INSTRUCTIONS_EN
     else:
         instructions = INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN
@@ -192,7 +204,8 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
     # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
     # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
     # the HTTP response at once, so the model server cancels generation when the user presses Stop.
-    comparison = build_comparison([question, *named], sources, is_chinese(question))
+    reviews = all(s.review_id for s in sources)
+    comparison = None if reviews else build_comparison([question, *named], sources, is_chinese(question))
     shown = list(comparison.papers) if comparison else sources
     messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, shown, history, compare=bool(comparison)))
     citations = CitationFilter(shown)

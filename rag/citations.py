@@ -26,6 +26,7 @@ class Citation:
     title: str
     status: str
     url: str
+    review_id: str = ""  # a citation of one review of the paper, not of the paper's abstract
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -113,7 +114,7 @@ class CitationFilter:
 
 def to_citation(source: Source) -> Citation:
     p = source.paper
-    return Citation(n=source.n, id=p.id, title=p.title, status=p.status, url=p.link)
+    return Citation(n=source.n, id=p.id, title=p.title, status=p.status, url=source.link, review_id=source.review_id)
 
 
 def clean_citations(text: str, sources: Sequence[Source]) -> tuple[str, list[Citation], list[str]]:

@@ -44,7 +44,26 @@ def _print_load_report(report, stats, elapsed: float, out=None) -> None:
     print(f"{report.summary()}; {stats} in {elapsed:.1f} s", file=out or sys.stdout)
 
 
+def cmd_ingest_reviews(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    from rag.reviews import load_reviews
+
+    t0 = time.monotonic()
+    reviews, report = load_reviews(args.paths)
+    new, orphans = pipeline.ingest_reviews(reviews)
+    for problem in report.problems[:MAX_PROBLEMS_SHOWN]:
+        print(problem, file=sys.stderr)
+    if len(report.problems) > MAX_PROBLEMS_SHOWN:
+        print(f"... and {len(report.problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
+    papers = len({r.paper_id for r in reviews})
+    print(f"{len(reviews)} reviews of {papers} papers loaded ({new} new), {len(report.skipped)} lines skipped"
+          + (f"; {orphans} reviews are of papers not in the index (kept; ingest those papers to use them)" if orphans else "")
+          + f" in {time.monotonic() - t0:.1f} s")
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
+
+
 def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    if args.reviews:
+        return cmd_ingest_reviews(pipeline, args)
     t0 = time.monotonic()
     report, stats = pipeline.ingest_files(args.paths, progress=Progress("ingest"))
     _print_load_report(report, stats, time.monotonic() - t0)
@@ -212,6 +231,9 @@ def make_parser() -> argparse.ArgumentParser:
     ingest = sub.add_parser("ingest", help="load corpus files into the index")
     ingest.add_argument("paths", nargs="+", help="corpus JSONL, CSV or OpenReview notes (JSON/JSONL), plain or .gz, "
                                                  "e.g. corpus/iclr2026_seed.jsonl")
+    ingest.add_argument("--reviews", action="store_true",
+                        help="the files hold official reviews ({\"id\", \"reviews\": [...]} per line, as "
+                             "../shared/data/reviews.jsonl.gz or `paperchat fetch --with-reviews` writes)")
     ingest.add_argument("--prune", action="store_true",
                         help="then delete from the index every paper that is not in these files")
     ingest.set_defaults(func=cmd_ingest)

@@ -13,14 +13,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from rag.aggregate import aggregate_text, parse_aggregate
-from rag.answer import Answer, stream_answer
+from rag.answer import Answer, closest_titles, is_chinese, stream_answer
 from rag.compare import is_comparison
 from rag.corpus import LoadReport, load_corpus
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
+from rag.prompts import NO_REVIEWS_EN, NO_REVIEWS_ZH
 from rag.question import clean_question
+from rag.reviews import Review, ReviewStore, fields_for, is_review_question
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
 from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
@@ -28,6 +30,7 @@ from rag.verify import Coverage, coverage
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
+MAX_REVIEW_SOURCES = 4  # reviews given to the model for a review question (the top paper's first)
 log = logging.getLogger(__name__)
 
 
@@ -61,6 +64,7 @@ class Pipeline:
         self._lock = threading.Lock()
         self._areas: list[str] | None = None  # primary areas in the index, read once, reset by ingest
         self._papers: list | None = None  # every indexed paper's record, for counting; reset by ingest
+        self._reviews: ReviewStore | None = None
 
     # -- the chat model ----------------------------------------------------------------------
     @property
@@ -124,6 +128,36 @@ class Pipeline:
         if not self.index.is_empty():
             return None
         return self.ingest_files(self.settings.corpus, progress=progress)
+
+    # -- reviews (rag.reviews) -------------------------------------------------------------------
+    def review_store(self, create: bool = False) -> ReviewStore | None:
+        """The reviews store, or None when no reviews were ever ingested (unless `create`)."""
+        if self._reviews is None and (create or self.settings.reviews_path.exists()):
+            self._reviews = ReviewStore(self.settings.reviews_path)
+        return self._reviews
+
+    def ingest_reviews(self, reviews: Sequence[Review]) -> tuple[int, int]:
+        """Store reviews; returns (new reviews, reviews of papers not in the index)."""
+        known = self.index.paper_ids()
+        return self.review_store(create=True).add(reviews), sum(r.paper_id not in known for r in reviews)
+
+    def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:
+        """The reviews of the top papers as numbered sources, with the part the question asks about."""
+        store = self.review_store()
+        if store is None or not papers:
+            return []
+        by_paper = store.for_papers([s.paper.id for s in papers[:2]])
+        chars = self.settings.retrieval.max_source_tokens * 4
+        found: list[Source] = []
+        for source in papers[:2]:
+            for review in by_paper[source.paper.id]:
+                text = "\n".join(f"{f.capitalize()}: {getattr(review, f)}" for f in fields_for(question)
+                                 if getattr(review, f))
+                found.append(Source(len(found) + 1, source.paper, source.score, (text[:chars],),
+                                    review_id=review.review_id, review_scores=review.scores()))
+                if len(found) == MAX_REVIEW_SOURCES:
+                    return found
+        return found
 
     def all_papers(self) -> list:
         """Every indexed paper's record (read once, in pages; for aggregate questions)."""
@@ -207,6 +241,17 @@ class Pipeline:
             filters = merge_filters(filters, self.stated_filters(question))
             query = self.search_query(question, history)
             sources = self.retrieve(query.all, filters, k)
+            if is_review_question(question):  # answered from the papers' official reviews, labeled as such
+                reviews = self.review_sources(question, sources)
+                yield SourcesEvent(reviews or sources, query)
+                if not reviews:
+                    text = (NO_REVIEWS_ZH if is_chinese(question) else NO_REVIEWS_EN).format(titles=closest_titles(sources))
+                    yield TokenEvent(text)
+                    yield DoneEvent(Answer(question, text, sources, refusal="code"))
+                    return
+                for item in stream_answer(question, reviews, self.llm, history):
+                    yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+                return
             yield SourcesEvent(sources, query)
             cover = self.coverage(question, query, sources, filters)
             llm = self.llm if cover is None or cover.answerable else None

@@ -26,6 +26,24 @@ SYSTEM_PROMPT = (
 )
 
 SOURCE_TEMPLATE = "[{n}] {title} ({status}, id {paper_id})\n{text}"
+# Reviews (rag.reviews) are numbered like papers but labeled as one reviewer's opinion of a paper.
+REVIEW_SOURCE_TEMPLATE = "[{n}] Official review {review_id} of the paper \u201c{title}\u201d ({scores})\n{text}"
+REVIEW_INSTRUCTIONS_EN = (
+    "Instructions: The sources above are official reviews written by reviewers, not the papers' own claims. "
+    "Answer the question in at most 4 sentences, saying what the reviewers said (\"a reviewer notes ...\", "
+    "\"reviewers criticise ...\"), never presenting it as a fact about the paper. After each sentence, write "
+    "the number of the review it comes from in square brackets, like [1]."
+)
+REVIEW_INSTRUCTIONS_ZH = (
+    "要求：上面的来源是审稿人写的官方评审意见，不是论文本身的结论。用简体中文最多4句话回答，"
+    "说明审稿人怎么说（“一位审稿人指出……”），不要把评审意见当作论文的事实。论文标题保留英文。"
+    "每句话末尾用方括号写出它来自的评审编号，例如[1]。"
+)
+NO_REVIEWS_EN = ("No reviews are loaded for these papers, so this cannot be answered from reviews. Load them with "
+                 "`paperchat ingest --reviews reviews.jsonl.gz` (the shape `paperchat fetch --with-reviews` writes). "
+                 "Papers found: {titles}.")
+NO_REVIEWS_ZH = ("这些论文没有加载评审意见，无法根据评审回答。请用 `paperchat ingest --reviews reviews.jsonl.gz` 加载。"
+                 "找到的论文：{titles}。")
 
 ANSWER_TEMPLATE = """Sources:
 

@@ -56,6 +56,15 @@ class Source:
     paper: Paper
     score: float
     passages: tuple[str, ...] = field(default=())
+    review_id: str = ""  # set when this source is one official review of `paper` (rag.reviews), not its abstract
+    review_scores: str = ""  # e.g. "rating 6, confidence 4, ..." of that review
+
+    @property
+    def link(self) -> str:
+        """The review on OpenReview for a review source, else the paper's page."""
+        if self.review_id:
+            return f"https://openreview.net/forum?id={self.paper.id}&noteId={self.review_id}"
+        return self.paper.link
 
     @property
     def text(self) -> str:

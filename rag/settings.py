@@ -209,6 +209,10 @@ class Settings(BaseSettings):
         return self.data_dir / "chroma"
 
     @property
+    def reviews_path(self) -> Path:
+        return self.data_dir / "reviews" / "reviews.sqlite"
+
+    @property
     def lexical_dir(self) -> Path:
         return self.data_dir / "lexical"
 

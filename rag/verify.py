@@ -167,6 +167,8 @@ def _numbers(text: str) -> list[str]:
 
 
 def _evidence(source: Source) -> str:
+    if source.review_id:  # a review supports only what the review says
+        return f"{source.paper.title}. {source.text}"
     return f"{source.paper.title}. {source.paper.abstract} {source.text}"
 
 

@@ -48,6 +48,14 @@ def safe_url(paper: Paper) -> str:
     return OPENREVIEW + re.sub(r"[^A-Za-z0-9_-]", "", paper.id)
 
 
+def source_url(source: Source) -> str:
+    """The paper's page, or for a review source that review on OpenReview."""
+    if source.review_id:
+        return (OPENREVIEW + re.sub(r"[^A-Za-z0-9_-]", "", source.paper.id)
+                + "&noteId=" + re.sub(r"[^A-Za-z0-9_-]", "", source.review_id))
+    return safe_url(source.paper)
+
+
 def cite_href(turn: int, n: int) -> str:
     return f"#cite-{turn}-{n}"
 
@@ -69,6 +77,9 @@ def linkify(text: str, turn: int, valid: set[int]) -> str:
 
 def source_line(turn: int, source: Source) -> str:
     p = source.paper
+    if source.review_id:  # labeled as a reviewer's opinion, never as the paper's claim
+        return (f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) 📝 Review {esc(source.review_id)} of "
+                f"{esc_inline(p.title)} · {esc(source.review_scores or 'no scores')}")
     return f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) {esc_inline(p.title)} · {esc(p.status or 'status unknown')}"
 
 
@@ -116,7 +127,7 @@ def final_message(turn: int, answer: Answer, searched: str = "") -> str:
     cited = {c.n for c in answer.citations}
     by_n = {s.n: s for s in answer.sources}
     if cited:
-        refs = "\n".join(f"- {source_line(turn, by_n[c.n])} · [OpenReview]({safe_url(by_n[c.n].paper)})"
+        refs = "\n".join(f"- {source_line(turn, by_n[c.n])} · [OpenReview]({source_url(by_n[c.n])})"
                          for c in answer.citations)
         parts.append(f"**References**\n\n{refs}")
     elif not answer.counted:  # a count lists its papers itself

@@ -120,7 +120,10 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
     if answer.citations:
         print("References")
         for c in answer.citations:
-            print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
+            if c.review_id:  # a reviewer's opinion, not the paper's claim
+                print(f"  [{c.n}] Review {c.review_id} of \u201c{c.title}\u201d  {c.url}")
+            else:
+                print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
     elif not answer.counted:
         print("No paper was cited.")
     unsupported = [s for s in answer.sentences if s.supported is False]

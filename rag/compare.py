@@ -87,7 +87,7 @@ _TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|w
                    r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
 
 
-def _introduced_names(paper) -> set[str]:
+def introduced_names(paper) -> set[str]:
     """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
     names = set(coined_names(paper.title))
     for sentence in split_sentences(paper.abstract):
@@ -122,7 +122,7 @@ def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int)
     said = " ".join(texts)
     names = set(coined_names(said))
     by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
-    by_name = [s for s in sources if s not in by_title and names & _introduced_names(s.paper)]
+    by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper)]
     named = by_title + by_name
     # descriptions are matched in English: the question, or its translation when it is not in English
     english = next((t for t in texts if not re.search(r"[\u3000-\u9fff]", t)), "")

@@ -6,7 +6,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
@@ -22,11 +22,11 @@ from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
 from rag.prompts import NO_REVIEWS_EN, NO_REVIEWS_ZH
 from rag.question import clean_question
-from rag.reviews import Review, ReviewStore, fields_for, is_review_question
+from rag.reviews import Review, ReviewStore, fields_for, is_review_question, review_topic
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
 from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
-from rag.verify import Coverage, coverage
+from rag.verify import Coverage, coined_names, coverage
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
@@ -141,6 +141,19 @@ class Pipeline:
         known = self.index.paper_ids()
         return self.review_store(create=True).add(reviews), sum(r.paper_id not in known for r in reviews)
 
+    def reviewed_papers(self, question: str, query: Query, filters: Filters | None, k: int | None) -> list[Source]:
+        """The papers a review question is about: searched without its review words ("reviewers" would find
+        papers on peer review); the papers using a name the question uses ("DroPE") most often come first."""
+        found = self.retrieve([review_topic(q) for q in query.all], filters, max(k or self.settings.retrieval.k, 10))
+        names = {n for q in query.all for n in coined_names(q)}
+
+        def uses(s: Source) -> int:  # case-sensitive: "DroPE" is not "drope" in "dropout"
+            text = f"{s.paper.title} {s.paper.abstract}"
+            return sum(text.count(n) for n in names)
+
+        ordered = sorted(found, key=lambda s: (-uses(s), s.n))
+        return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
+
     def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:
         """The reviews of the top papers as numbered sources, with the part the question asks about."""
         store = self.review_store()
@@ -242,6 +255,7 @@ class Pipeline:
             query = self.search_query(question, history)
             sources = self.retrieve(query.all, filters, k)
             if is_review_question(question):  # answered from the papers' official reviews, labeled as such
+                sources = self.reviewed_papers(question, query, filters, k)
                 reviews = self.review_sources(question, sources)
                 yield SourcesEvent(reviews or sources, query)
                 if not reviews:

@@ -54,6 +54,21 @@ class Review:
         return ", ".join(f"{name} {getattr(self, name)}" for name in SCORES if getattr(self, name) is not None)
 
 
+# Words that ask about the reviews rather than name the paper: left out of the search for the paper.
+_INTENT = re.compile(r"\b(?:what|which|did|do|does|the|official|reviewers?'?s?|reviews?|raise[ds]?|raising|say|said|"
+                     r"think|thought|about|of|on|for|main|key|weakness(?:es)?|strengths?|concerns?|criticisms?|"
+                     r"criticis(?:e|ed|ing)|questions?|asked|ratings?|rated|scores?|give|gave|papers?|had|have|"
+                     r"highest|lowest|best|worst)\b|审稿人?|评审(?:意见)?|提出了?|哪些|缺点|优点|评分|关于|对|的",
+                     re.IGNORECASE)
+
+
+def review_topic(question: str) -> str:
+    """What to search for to find the paper(s) a review question is about: the question without its
+    review words ("What weaknesses did reviewers raise about DroPE?" -> "DroPE")."""
+    topic = re.sub(r"[\s?？,.!]+", " ", _INTENT.sub(" ", question)).strip()
+    return topic if len(topic) >= 3 else question
+
+
 def is_review_question(question: str) -> bool:
     return bool(_REVIEW_QUESTION.search(question))
 

@@ -78,7 +78,7 @@ def linkify(text: str, turn: int, valid: set[int]) -> str:
 def source_line(turn: int, source: Source) -> str:
     p = source.paper
     if source.review_id:  # labeled as a reviewer's opinion, never as the paper's claim
-        return (f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) 📝 Review {esc(source.review_id)} of "
+        return (f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) Review {esc(source.review_id)} (a reviewer's opinion) of "
                 f"{esc_inline(p.title)} · {esc(source.review_scores or 'no scores')}")
     return f"[\\[{source.n}\\]]({cite_href(turn, source.n)}) {esc_inline(p.title)} · {esc(p.status or 'status unknown')}"
 

@@ -74,7 +74,7 @@ def test_a_review_question_is_answered_from_the_reviews_and_cited_as_reviews(tmp
     assert [s.supported for s in answer.sentences] == [True, True]  # checked against the review text
     from ui import render
     final = render.final_message(0, answer)
-    assert "📝 Review RevAAA111 of" in final and "noteId=RevBBB222" in final and "rating 4" in final
+    assert "Review RevAAA111 (a reviewer's opinion) of" in final and "noteId=RevBBB222" in final and "rating 4" in final
 
 
 def test_without_reviews_it_says_how_to_load_them_and_never_calls_the_model():
@@ -97,3 +97,11 @@ def test_what_counts_as_a_review_question_and_which_part_is_read():
     assert fields_for("what weaknesses did reviewers raise") == ("weaknesses",)
     assert fields_for("审稿人提出了哪些缺点") == ("weaknesses",)
     assert fields_for("what did reviewers think") == ("summary", "strengths", "weaknesses")
+
+
+def test_the_paper_is_searched_without_the_review_words():
+    from rag.reviews import review_topic
+
+    assert review_topic("What weaknesses did reviewers raise about DroPE?") == "DroPE"
+    assert review_topic("Which KV-cache eviction papers had the highest ratings?") == "KV-cache eviction"
+    assert review_topic("What did the reviewers say?") == "What did the reviewers say?"  # nothing left: as asked

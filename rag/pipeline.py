@@ -253,7 +253,6 @@ class Pipeline:
         try:
             filters = merge_filters(filters, self.stated_filters(question))
             query = self.search_query(question, history)
-            sources = self.retrieve(query.all, filters, k)
             if is_review_question(question):  # answered from the papers' official reviews, labeled as such
                 sources = self.reviewed_papers(question, query, filters, k)
                 reviews = self.review_sources(question, sources)
@@ -266,6 +265,7 @@ class Pipeline:
                 for item in stream_answer(question, reviews, self.llm, history):
                     yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
                 return
+            sources = self.retrieve(query.all, filters, k)
             yield SourcesEvent(sources, query)
             cover = self.coverage(question, query, sources, filters)
             llm = self.llm if cover is None or cover.answerable else None

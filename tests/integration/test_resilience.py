@@ -101,8 +101,7 @@ def test_a_full_queue_says_busy_and_the_rest_are_answered(app, model):
     busy = [f for f in finals if "PaperChat is busy" in f]
     answered = [f for f in finals if "References" in f or "No paper was cited" in f]
     assert len(busy) >= 1 and len(busy) + len(answered) == burst, finals
-    assert ask(clients[0], TOPICS[0])[0]  # and once it is quiet, a busy user's retry is answered
-    assert "References" in texts(ask(clients[0], TOPICS[0])[0])[-1]
+    assert "References" in texts(ask(clients[0], TOPICS[0])[0])[-1]  # once it is quiet, a retry is answered
 
 
 def test_bad_questions_through_the_api_are_messages(app):

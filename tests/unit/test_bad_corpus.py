@@ -9,7 +9,7 @@ import pytest
 
 from rag.cli import EXIT_ERROR, EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SHIPPED_CORPUS
 from tests.fakes import WordHashEmbeddings, fake_chat
 
 SEED = [json.loads(line) for line in SHIPPED_CORPUS.read_text().splitlines()]

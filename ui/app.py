@@ -263,9 +263,13 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             def run(chat=chat, state=state):  # the turn as it was asked, whatever the queue showed meanwhile
                 return respond(pipeline, question, chat, state, filters, k_asked, should_stop=flag.is_set)
 
+            # The box is emptied as the turn starts, never after it: a next question typed while this
+            # answer finishes must not be wiped.
+            box_value = ""
             for chat, state in in_turn(gate, question, chat, state, run, should_stop=flag.is_set):
-                yield chat, state, gr.skip()
-            yield chat, state, explore.refresh_map(state, scope_value)  # the answer's papers light up on the map
+                yield chat, state, gr.skip(), box_value
+                box_value = gr.skip()
+            yield chat, state, explore.refresh_map(state, scope_value), box_value  # the answer's papers light up
 
         def request_stop(request: gr.Request):
             flag = stop_requests.get(request.session_hash or "")
@@ -282,13 +286,12 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
         events = [
             # The gate queues and admits answers itself (showing each user their place), so Gradio runs
             # every waiting handler and leaves the limit to it.
-            send.click(handler, inputs, [chatbot, turns, explore.plot], api_name="ask", concurrency_limit=None),
-            box.submit(handler, inputs, [chatbot, turns, explore.plot], api_visibility="private",
+            send.click(handler, inputs, [chatbot, turns, explore.plot, box], api_name="ask", concurrency_limit=None),
+            box.submit(handler, inputs, [chatbot, turns, explore.plot, box], api_visibility="private",
                        concurrency_limit=None),
         ]
         for event in events:
-            event.then(lambda: "", None, box, api_visibility="private").then(
-                after_answer, [turns], [md_file, bib_file], api_visibility="private")
+            event.then(after_answer, [turns], [md_file, bib_file], api_visibility="private")
         # Not queued: a Stop must not wait behind the answer it stops.
         stop.click(request_stop, None, None, queue=False, api_visibility="private")
         cite_open.click(lambda t, s: (open_citation(t, s), cited_paper(t, s)), [cite_target, turns],

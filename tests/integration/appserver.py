@@ -94,12 +94,23 @@ def assistant_text(page, index: int = -1) -> str:
     return bubbles.nth(index if index >= 0 else count + index).inner_text()
 
 
-def ask(page, question: str) -> float:
-    """Type a question and press Send; returns the monotonic time of the click."""
-    page.locator("#question textarea").fill(question)
+def ask(page, question: str, accept_s: float = 20) -> float:
+    """Type a question and press Send; returns the monotonic time of the click.
+
+    The app empties the box when it takes the question. Gradio ignores a click while this session's last
+    event chain is still finishing (e.g. the exports after an answer), so an ignored click is repeated.
+    """
+    box = page.locator("#question textarea")
+    box.fill(question)
     t0 = time.monotonic()
-    page.locator("#send").click()
-    return t0
+    for _ in range(3):
+        page.locator("#send").click()
+        deadline = time.monotonic() + accept_s
+        while time.monotonic() < deadline:
+            if box.input_value() != question:
+                return t0
+            time.sleep(0.1)
+    raise AssertionError(f"the app did not take the question {question!r} after 3 clicks")
 
 
 def _answer_row_text(page, question: str) -> str | None:

@@ -39,8 +39,13 @@ def test_sources_first_streamed_answer_citation_panel_followup_and_isolated_tabs
     screenshot(page, "citation-panel.png")
 
     ask(page, "What are its main observations about positional embeddings?")
+    box = page.locator("#question textarea")
+    box.fill("a next question typed while the answer is written")
     followup = wait_for_answer(page, "What are its main observations about positional embeddings?")
     assert "Extending the Context of Pretrained LLMs" in followup["final"]  # "its" resolved to DroPE
+    time.sleep(2)  # the end of the turn (map, exports) must not wipe what the user typed meanwhile
+    assert box.input_value() == "a next question typed while the answer is written"
+    box.fill("")
     assert bot_count(page, expected=2) == 2
 
     with page.expect_download() as download:

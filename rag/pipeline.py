@@ -20,7 +20,7 @@ from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.prompts import NO_REVIEWS_EN, NO_REVIEWS_ZH
+from rag.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH
 from rag.question import clean_question
 from rag.reviews import Review, ReviewStore, fields_for, is_review_question, review_topic
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
@@ -243,9 +243,14 @@ class Pipeline:
         embedded server that died is restarted, so asking again works)."""
         question = clean_question(question, self.settings.retrieval.max_question_chars)
         counted = parse_aggregate(question)
-        if counted is not None:  # "how many papers ...": counted in code (rag.aggregate), no model call
-            papers = self.all_papers()
-            text = aggregate_text(counted, papers, len(papers), filters or Filters(), self.stated_filters(question))
+        if counted is not None:  # counts, averages, rankings: computed in code (rag.aggregate), no model call
+            store = self.review_store() if counted.needs_reviews else None
+            if counted.needs_reviews and store is None:
+                text = NO_REVIEW_SCORES
+            else:
+                papers = self.all_papers()
+                text = aggregate_text(counted, papers, len(papers), filters or Filters(), self.stated_filters(question),
+                                      store.scores(counted.field) if store else None)
             yield SourcesEvent([])
             yield TokenEvent(text)
             yield DoneEvent(Answer(question, text, [], counted=True))

@@ -42,6 +42,9 @@ REVIEW_INSTRUCTIONS_ZH = (
 NO_REVIEWS_EN = ("No reviews are loaded for these papers, so this cannot be answered from reviews. Load them with "
                  "`paperchat ingest --reviews reviews.jsonl.gz` (the shape `paperchat fetch --with-reviews` writes). "
                  "Papers found: {titles}.")
+NO_REVIEW_SCORES = ("No reviews are loaded, so reviewers' ratings and scores cannot be computed. Load them with "
+                    "`paperchat ingest --reviews reviews.jsonl.gz` (the shape `paperchat fetch --with-reviews` writes), "
+                    "then ask again.")
 NO_REVIEWS_ZH = ("这些论文没有加载评审意见，无法根据评审回答。请用 `paperchat ingest --reviews reviews.jsonl.gz` 加载。"
                  "找到的论文：{titles}。")
 

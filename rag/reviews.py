@@ -147,6 +147,16 @@ class ReviewStore:
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
 
+    def scores(self, field: str) -> dict[str, list[int]]:
+        """Paper id -> its reviews' values of one score field (reviews without that score left out)."""
+        if field not in SCORES:
+            raise ValueError(f"unknown review score {field!r}; one of {', '.join(SCORES)}")
+        found: dict[str, list[int]] = {}
+        for paper_id, value in self.db.execute(f"SELECT paper_id, {field} FROM reviews WHERE {field} IS NOT NULL "
+                                               "ORDER BY paper_id, review_id"):
+            found.setdefault(paper_id, []).append(value)
+        return found
+
     def for_papers(self, paper_ids: Sequence[str]) -> dict[str, list[Review]]:
         found: dict[str, list[Review]] = {pid: [] for pid in paper_ids}
         if not paper_ids:

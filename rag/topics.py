@@ -15,6 +15,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,21 @@ class TopicMap:
     def in_region(self, x: tuple[float, float], y: tuple[float, float]) -> list[str]:
         (x0, x1), (y0, y1) = sorted(x), sorted(y)
         return [pid for pid, px, py in zip(self.ids, self.x, self.y) if x0 <= px <= x1 and y0 <= py <= y1]
+
+    def in_polygon(self, polygon: Sequence[tuple[float, float]]) -> list[str]:
+        """Papers inside a closed polygon in map coordinates (even-odd rule; a lasso drawn on the map)."""
+        if len(polygon) < 3:
+            return []
+        edges = list(zip(polygon, [*polygon[1:], polygon[0]]))
+        found = []
+        for pid, px, py in zip(self.ids, self.x, self.y):
+            inside = False
+            for (ax, ay), (bx, by) in edges:
+                if (ay > py) != (by > py) and px < ax + (py - ay) * (bx - ax) / (by - ay):
+                    inside = not inside
+            if inside:
+                found.append(pid)
+        return found
 
     def to_json(self) -> dict:
         return {"schema": MAP_SCHEMA, **self.__dict__}

@@ -51,7 +51,9 @@ CSS = """
 .paper-panel { font-size: 0.95em; line-height: 1.45; }
 .paper-panel mark { background: #fff3a3; padding: 0 1px; }
 .paper-panel.empty { color: #777; }
-#cite-target, #cite-open { display: none !important; }
+#cite-target, #cite-open, #lasso-points, #lasso-apply { display: none !important; }
+.topic-map svg { cursor: crosshair; touch-action: none; user-select: none; }
+.topic-map polyline.lasso { fill: rgba(31, 120, 180, 0.12); stroke: #1f78b4; stroke-width: 1.5; stroke-dasharray: 4 3; }
 .scope-chip { display: inline-block; padding: 2px 10px; border-radius: 12px; background: #dbeafe; }
 .scope-chip.empty { background: #eee; color: #666; }
 .topic-map svg { background: #fafafa; border: 1px solid #e5e5e5; border-radius: 6px; }
@@ -61,9 +63,9 @@ CSS = """
 .map-legend .dot { display: inline-block; width: 9px; height: 9px; border-radius: 50%; }
 .map-legend .dot.cited { background: #e31a1c; } .map-legend .dot.scoped { background: #1f78b4; }
 """
-# A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python through a hidden
-# textbox and a hidden button; the click time makes repeated clicks on the same citation count.
-CITATION_CLICK_JS = """
+# The page's script. A click on a citation link ("#cite-<turn>-<n>") is caught here and handed to Python
+# through a hidden textbox and a hidden button; the click time makes repeated clicks on the same citation count.
+PAGE_JS = """
 () => {
   window.__paperchatCitations = true;
   document.addEventListener('click', (ev) => {
@@ -76,6 +78,39 @@ CITATION_CLICK_JS = """
     box.dispatchEvent(new Event('input', { bubbles: true }));
     setTimeout(() => document.querySelector('#cite-open').click(), 50);
   }, true);
+
+  // The lasso: press and drag on the topic map; the outline (in the SVG's viewBox pixels) goes to Python
+  // through a hidden textbox and button, which scope the next question to the papers inside it.
+  let lasso = null;
+  const at = (svg, ev) => {
+    const p = svg.createSVGPoint(); p.x = ev.clientX; p.y = ev.clientY;
+    const q = p.matrixTransform(svg.getScreenCTM().inverse());
+    return [Math.round(q.x * 10) / 10, Math.round(q.y * 10) / 10];
+  };
+  document.addEventListener('pointerdown', (ev) => {
+    const svg = ev.target.closest ? ev.target.closest('#topic-map svg') : null;
+    if (!svg || ev.button !== 0) return;
+    ev.preventDefault();
+    const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+    line.setAttribute('class', 'lasso');
+    svg.appendChild(line);
+    lasso = { svg, line, points: [at(svg, ev)] };
+  });
+  document.addEventListener('pointermove', (ev) => {
+    if (!lasso) return;
+    lasso.points.push(at(lasso.svg, ev));
+    lasso.line.setAttribute('points', lasso.points.map((p) => p.join(',')).join(' '));
+  });
+  document.addEventListener('pointerup', () => {
+    if (!lasso) return;
+    const points = lasso.points; lasso = null;
+    if (points.length < 3) return;
+    const box = document.querySelector('#lasso-points textarea, #lasso-points input');
+    if (!box) return;
+    box.value = points.map((p) => p.join(',')).join(' ');
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+    setTimeout(() => document.querySelector('#lasso-apply').click(), 50);
+  });
 }
 """
 
@@ -305,7 +340,7 @@ def launch(pipeline: Pipeline, host: str, port: int, block: bool = True) -> gr.B
     auth = login_for(host, pipeline.settings.ui)
     app = build_app(pipeline)
     app.queue(default_concurrency_limit=1).launch(
-        server_name=host, server_port=port, theme=THEME, css=CSS, js=CITATION_CLICK_JS, auth=auth,
+        server_name=host, server_port=port, theme=THEME, css=CSS, js=PAGE_JS, auth=auth,
         show_error=False, share=False, prevent_thread_lock=not block, footer_links=[],
     )
     return app

@@ -60,6 +60,26 @@ def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequen
 MAP_W, MAP_H, MAP_PAD = 560, 400, 14
 
 
+def _bounds(topic_map: TopicMap) -> tuple[float, float, float, float]:
+    return min(topic_map.x), max(topic_map.x), min(topic_map.y), max(topic_map.y)
+
+
+def to_px(topic_map: TopicMap, x: float, y: float) -> tuple[float, float]:
+    """Map coordinates -> the SVG's viewBox pixels (y grows downwards there)."""
+    x0, x1, y0, y1 = _bounds(topic_map)
+    px = MAP_PAD + (x - x0) / ((x1 - x0) or 1) * (MAP_W - 2 * MAP_PAD)
+    py = MAP_H - MAP_PAD - (y - y0) / ((y1 - y0) or 1) * (MAP_H - 2 * MAP_PAD)
+    return round(px, 1), round(py, 1)
+
+
+def from_px(topic_map: TopicMap, px: float, py: float) -> tuple[float, float]:
+    """The SVG's viewBox pixels -> map coordinates (the inverse of `to_px`)."""
+    x0, x1, y0, y1 = _bounds(topic_map)
+    x = x0 + (px - MAP_PAD) / (MAP_W - 2 * MAP_PAD) * ((x1 - x0) or 1)
+    y = y0 + (MAP_H - MAP_PAD - py) / (MAP_H - 2 * MAP_PAD) * ((y1 - y0) or 1)
+    return x, y
+
+
 def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence[str] = (),
             max_background: int = MAX_BACKGROUND) -> str:
     """The topic map as inline SVG: a bounded background sample colored by cluster, cluster labels at
@@ -68,12 +88,9 @@ def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence
     if not topic_map.ids:
         return "<div class='topic-map empty'>No map yet: ingest papers first.</div>"
     xs, ys = topic_map.x, topic_map.y
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
 
     def at(x: float, y: float) -> tuple[float, float]:
-        px = MAP_PAD + (x - x0) / ((x1 - x0) or 1) * (MAP_W - 2 * MAP_PAD)
-        py = MAP_H - MAP_PAD - (y - y0) / ((y1 - y0) or 1) * (MAP_H - 2 * MAP_PAD)
-        return round(px, 1), round(py, 1)
+        return to_px(topic_map, x, y)
 
     colors = color_map(topic_map)
     frame = map_frame(topic_map, highlight, scoped, max_background)
@@ -128,6 +145,22 @@ def region_scope(topic_map: TopicMap, x_pct: Sequence[float], y_pct: Sequence[fl
     y = (lo_y + (hi_y - lo_y) * c / 100, lo_y + (hi_y - lo_y) * d / 100)
     ids = topic_map.in_region(x, y)
     return Scope(f"map region {a:.0f}–{b:.0f}% across, {c:.0f}–{d:.0f}% up", tuple(ids)) if ids else Scope()
+
+
+MAX_LASSO_POINTS = 2_000
+
+
+def lasso_scope(topic_map: TopicMap, points: str) -> Scope:
+    """A free-hand region drawn on the map: "x,y x,y ..." in the SVG's viewBox pixels (the page's lasso
+    script sends them); the papers inside the closed outline. Unreadable or too short an outline: no scope."""
+    try:
+        pixels = [tuple(float(v) for v in pair.split(",")) for pair in (points or "").split()[:MAX_LASSO_POINTS]]
+    except ValueError:
+        return Scope()
+    if not topic_map.ids or len(pixels) < 3 or any(len(p) != 2 for p in pixels):
+        return Scope()
+    ids = topic_map.in_polygon([from_px(topic_map, px, py) for px, py in pixels])
+    return Scope(f"lasso region ({len(ids)} papers)", tuple(ids)) if ids else Scope()
 
 
 def scope_chip(scope: Scope, only_pinned: bool, pinned: Sequence[tuple[str, str]]) -> str:
@@ -221,6 +254,10 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
                 bottom = gr.Slider(0, 100, value=0, step=1, label="from bottom", elem_id="region-bottom")
                 top = gr.Slider(0, 100, value=100, step=1, label="to", elem_id="region-top")
             region_btn = gr.Button("Scope next question to this region", size="sm", elem_id="scope-region")
+        gr.Markdown("Or draw around papers on the map (press and drag) to scope the next question to them.",
+                    elem_classes=["map-hint"])
+        lasso_points = gr.Textbox(elem_id="lasso-points", show_label=False, container=False)
+        lasso_apply = gr.Button("apply lasso", elem_id="lasso-apply")
         with gr.Row():
             chip = gr.HTML(scope_chip(Scope(), False, []), elem_id="scope-chip")
             clear_scope = gr.Button("Clear scope", size="sm", elem_id="clear-scope", scale=0)
@@ -253,6 +290,8 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
     scope_btn.click(lambda c, p, o: set_scope(cluster_scope(topic_map, c), p, o), [cluster, pinned, only_pinned],
                     [scope, chip, plot], **private)
     clear_scope.click(lambda p, o: set_scope(Scope(), p, o), [pinned, only_pinned], [scope, chip, plot], **private)
+    lasso_apply.click(lambda pts, p, o: set_scope(lasso_scope(topic_map, pts), p, o), [lasso_points, pinned, only_pinned],
+                      [scope, chip, plot], show_progress="hidden", **private)
     region_btn.click(lambda a, b, c, d, p, o: set_scope(region_scope(topic_map, (a, b), (c, d)), p, o),
                      [left, right, bottom, top, pinned, only_pinned], [scope, chip, plot], **private)
 

@@ -123,3 +123,54 @@ def test_map_highlight_cluster_scope_similar_and_pinned_compare(explore_app, bro
     table = bubble.locator("table").inner_text()
     assert first_title.split(":")[0] in table and second_title.split(":")[0] in table
     page.close()
+
+
+def inside(point, polygon) -> bool:
+    """Even-odd rule, written here apart from rag.topics."""
+    x, y = point
+    hit = False
+    for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):
+        if (ay > y) != (by > y) and x < ax + (y - ay) * (bx - ax) / (by - ay):
+            hit = not hit
+    return hit
+
+
+def test_a_lasso_drawn_with_the_mouse_scopes_the_papers_inside_it(explore_app, browser):
+    url, _ = explore_app
+    page = open_page(browser, url)
+    svg = page.locator("#topic-map svg").first
+    svg.wait_for(timeout=30_000)
+    dots = page.locator("#topic-map circle")
+    centres = [(float(dots.nth(i).get_attribute("cx")), float(dots.nth(i).get_attribute("cy")))
+               for i in range(dots.count())]
+    assert centres, "the map drew no papers"
+    # a triangle over the left part of the map, in viewBox pixels (560 x 400), drawn with many small moves
+    outline = [(10, 10), (330, 10), (10, 390)]
+    within = sum(inside(c, outline) for c in centres)
+    assert 0 < within < len(centres), "the outline should hold some papers, not all"
+    box = svg.bounding_box()
+    scale = box["width"] / 560
+
+    def screen(p):
+        return box["x"] + p[0] * scale, box["y"] + p[1] * scale
+
+    page.mouse.move(*screen(outline[0]))
+    page.mouse.down()
+    for a, b in zip(outline, outline[1:] + outline[:1]):
+        for step in range(1, 21):
+            t = step / 20
+            page.mouse.move(*screen((a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)))
+    page.mouse.up()
+    page.locator("#scope-chip").get_by_text("lasso region").wait_for(timeout=10_000)
+    assert f"lasso region ({within} papers)" in page.locator("#scope-chip").inner_text()
+    scoped = page.locator("#topic-map circle.scoped")
+    expect_count = within
+    deadline = time.monotonic() + 10
+    while scoped.count() != expect_count and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert scoped.count() == expect_count
+    assert all(inside((float(scoped.nth(i).get_attribute("cx")), float(scoped.nth(i).get_attribute("cy"))), outline)
+               for i in range(scoped.count()))
+    page.locator("#clear-scope").click()
+    page.locator("#scope-chip").get_by_text("Scope: all papers").wait_for(timeout=10_000)
+    page.close()

@@ -4,8 +4,8 @@ from rag.corpus import Paper
 from rag.retrieve import Filters
 from rag.similar import SimilarPaper, SimilarResult
 from rag.topics import TopicMap
-from ui.explore import (CITED, SCOPED, Scope, cluster_choices, cluster_scope, map_frame, pin, region_scope, scoped,
-                        scope_chip, similar_html)
+from ui.explore import (CITED, SCOPED, Scope, cluster_choices, cluster_scope, from_px, lasso_scope, map_frame, map_svg,
+                        pin, region_scope, scoped, scope_chip, similar_html, to_px)
 
 N = 10_000
 MAP = TopicMap(key="k", ids=[f"P{i:05d}" for i in range(N)], titles=[f"T{i}" for i in range(N)],
@@ -37,6 +37,24 @@ def test_cluster_and_region_scopes():
     top = region_scope(MAP, [0, 100], [50, 100])
     assert set(top.paper_ids) == {pid for pid, y in zip(MAP.ids, ys) if y >= min(ys) + (max(ys) - min(ys)) / 2}
     assert region_scope(MAP, [40, 40], [200, 300]) == Scope()
+
+
+def test_a_lasso_drawn_on_the_map_scopes_the_papers_inside_it():
+    # An L-shaped (not convex) outline in the SVG's pixels, drawn around grid cells x 10..40, y 10..60 minus the
+    # block x 25..40, y 35..60; the grid's points sit on integers, the outline on half-integers.
+    corners = [(9.5, 9.5), (40.5, 9.5), (40.5, 34.5), (24.5, 34.5), (24.5, 60.5), (9.5, 60.5)]
+    pixels = " ".join("%s,%s" % to_px(MAP, x, y) for x, y in corners)
+    scope = lasso_scope(MAP, pixels)
+    expected = {pid for pid, x, y in zip(MAP.ids, MAP.x, MAP.y)
+                if 10 <= x <= 40 and 10 <= y <= 60 and not (x >= 25 and y >= 35)}
+    assert set(scope.paper_ids) == expected and len(expected) == 31 * 25 + 15 * 26
+    assert scope.label == f"lasso region ({len(expected)} papers)"
+    x, y = from_px(MAP, *to_px(MAP, 12.25, 70.5))
+    assert abs(x - 12.25) < 0.2 and abs(y - 70.5) < 0.3  # pixels are rounded to 0.1
+    for bad in ["", "1,2 3,4", "a,b c,d e,f", "1,2,3 4,5,6 7,8,9", "900,900 901,900 901,901"]:
+        assert lasso_scope(MAP, bad) == Scope(), bad
+    svg = map_svg(MAP, scoped=scope.paper_ids)  # the scoped papers are all drawn, in the scoped color
+    assert svg.count('class="scoped"') == len(expected)
 
 
 def test_scoped_question_filters_and_k():

@@ -25,7 +25,8 @@ from rag.chunking import KEYWORD_SEPARATOR, keyword_key
 from rag.index import READ_PAGE, PaperIndex
 from rag.lexical import STOP_WORDS
 
-MAP_SCHEMA = 1  # bump when the stored layout changes meaning
+LABEL_CANDIDATES = 30  # a cluster's best-scored terms considered for its label
+MAP_SCHEMA = 2  # bump when the stored layout or labels change meaning (2: labels without repeated terms)
 PCA_DIMS = 50
 MAX_CLUSTERS = 40
 ROUNDS = 40
@@ -159,9 +160,32 @@ def label_clusters(texts: list[str], assign: np.ndarray, k: int, top: int = 3) -
     for counts in per:
         size = sum(counts.values()) or 1
         scored = sorted(((cnt / size) * math.log(1 + avg / total[t]), t) for t, cnt in counts.items() if cnt >= 2)
-        best = sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:top]
-        labels.append(" · ".join(t for _, t in best) or "misc")
+        # A term saying what a chosen one says is skipped, unless it is the longer phrase and nearly as
+        # distinctive ("large language models" replaces "language" and "large").
+        best: list[tuple[float, str]] = []
+        for score, term in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:LABEL_CANDIDATES]:
+            same = [pair for pair in best if same_topic(term, pair[1])]
+            if not same:
+                best.append((score, term))
+            elif all(len(term.split()) > len(t.split()) and score >= 0.8 * s for s, t in same):
+                at = best.index(same[0])
+                best = [pair for pair in best if pair not in same]
+                best.insert(min(at, len(best)), (score, term))
+        labels.append(" · ".join(t for _, t in best[:top]) or "misc")
     return labels
+
+
+def same_topic(a: str, b: str) -> bool:
+    """Whether two label terms say the same thing: one inside the other ("language", "large language
+    models"), a plural ("llm", "llms") or an acronym of the other ("llms", "large language models")."""
+    def norm(term: str) -> str:
+        return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in term.split())
+
+    na, nb = norm(a), norm(b)
+    if f" {na} " in f" {nb} " or f" {nb} " in f" {na} ":
+        return True
+    return any(" " not in x and len(y.split()) >= 2 and x == "".join(w[0] for w in y.split())
+               for x, y in ((na, nb), (nb, na)))
 
 
 def _terms(text: str) -> list[str]:

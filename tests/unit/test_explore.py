@@ -10,7 +10,7 @@ from rag.offline import prime_tiktoken
 from rag.retrieve import Filters, merge_filters, retrieve
 from rag.settings import Settings
 from rag.similar import differs_note, similar
-from rag.topics import MAX_CLUSTERS, build_map, ensure_map, index_key, label_clusters, map_path
+from rag.topics import MAX_CLUSTERS, build_map, ensure_map, index_key, label_clusters, map_path, same_topic
 from tests.fakes import WordHashEmbeddings
 
 SEED = "corpus/iclr2026_seed.jsonl"
@@ -103,6 +103,18 @@ def test_labels_are_the_clusters_distinctive_terms():
     labels = label_clusters(texts, [0, 0, 1, 1], 2)
     assert labels[0].startswith("graph") and "diffusion" not in labels[0]
     assert "diffusion" in labels[1] and "graph" not in labels[1]
+
+
+def test_a_label_does_not_repeat_a_term_in_another_form():
+    assert same_topic("language", "large language models") and same_topic("llms", "large language models")
+    assert same_topic("llm", "llms") and same_topic("diffusion models", "diffusion model")
+    assert not same_topic("language", "vision") and not same_topic("graph", "hypergraph")
+    assert not same_topic("rl", "large language models") and not same_topic("image", "imagenet")
+    texts = [f"Large language models {i}\x00large language models; llms" for i in range(4)] + \
+            [f"Diffusion images {i}\x00diffusion models" for i in range(4)]
+    labels = label_clusters(texts, [0] * 4 + [1] * 4, 2)
+    terms = labels[0].split(" · ")
+    assert "large language models" in terms and "llms" not in terms and "language" not in terms, labels
 
 
 def test_stored_map_is_reused_and_rebuilt_when_the_index_changes(index, tmp_path):

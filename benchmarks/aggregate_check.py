@@ -5,7 +5,8 @@
 
 For each question: the figure in PaperChat's answer (`Pipeline.ask`, computed by rag/aggregate.py over the
 index's metadata and the reviews store) and the figure from a plain scan of the JSONL files with the same
-definition (phrase in title, abstract or keywords, case-insensitive, hyphens and spaces alike; status group;
+definition (phrase as whole words in title, abstract or keywords, case-insensitive, hyphens and spaces
+alike, an optional plural, walked by tests/direct.py; status group;
 primary area; a paper's score = the mean of its reviews', a repeated (paper, review) id counted once, the
 last one kept), and the answer time. Rankings agree when the listed ids are the same, in the same order.
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.pipeline import build_pipeline  # noqa: E402
 from rag.retrieve import STATUS_GROUPS, Filters  # noqa: E402
 from rag.settings import load_settings  # noqa: E402
+from tests.direct import phrase_in  # noqa: E402
 
 ORAL, POSTER, ACCEPTED = STATUS_GROUPS["Oral"], STATUS_GROUPS["Poster"], STATUS_GROUPS["All accepted"]
 QUESTIONS = [
@@ -66,15 +68,11 @@ SCORE_QUESTIONS = [  # (question, direct arguments, kind, field, top / threshold
 ]
 
 
-def squash(text: str) -> str:
-    return re.sub(r"[\s\-‐–]+", "", text.lower())
-
-
 def direct_ids(records, phrase="", statuses=(), areas=()):
     out = []
     for r in records:
-        text = squash(" ".join([r.get("title") or "", r.get("abstract") or "", *(r.get("keywords") or [])]))
-        if (not phrase or squash(phrase) in text) and (not statuses or r.get("status") in statuses) \
+        text = " \n ".join([r.get("title") or "", r.get("abstract") or "", *(r.get("keywords") or [])])
+        if (not phrase or phrase_in(text, phrase)) and (not statuses or r.get("status") in statuses) \
                 and (not areas or r.get("primary_area") in areas):
             out.append(r["id"])
     return out

@@ -7,8 +7,9 @@ Three shapes of question:
 - a ranking: "which KV-cache papers had the highest ratings?", "top 5 lowest-rated papers on unlearning".
 
 Definitions (each answer states the one it used):
-- the topic is a phrase, matched case-insensitively in the title, abstract or keywords, with a hyphen, a
-  space or nothing between its words alike ("KV-cache" = "KV cache" = "KVcache");
+- the topic is a phrase, matched case-insensitively as whole words in the title, abstract or keywords,
+  with hyphens, spaces or nothing between its words alike ("KV-cache" = "KV cache" = "KVcache") and an
+  optional plural ending ("KV caches"); "DroPE" does not match "DropEdge";
 - status and area come from the filters: the UI's, the question's own ("oral", "in the X area") and the
   noun ("orals", "posters");
 - a score is one of the reviews' fields (rating unless soundness, presentation, contribution or reviewers'
@@ -102,9 +103,11 @@ class Aggregate:
 
 
 def topic_pattern(topic: str) -> re.Pattern[str]:
-    """The topic phrase as a case-insensitive pattern; a hyphen, a space or nothing between words match alike."""
+    """The topic phrase as a case-insensitive pattern of whole words: hyphens, spaces or nothing between its
+    words match alike ("KV-cache" = "KV cache" = "KVcache"), a plural "s"/"es" may follow, and it must not
+    start or end inside a word ("DroPE" is not "DropEdge")."""
     words = [re.escape(w) for w in re.split(r"[\s\-‐–]+", topic.strip()) if w]
-    return re.compile(r"[\s\-‐–]?".join(words), re.IGNORECASE)
+    return re.compile(r"(?<!\w)" + r"[\s\-‐–]*".join(words) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
 
 
 def _field(question: str) -> str:

@@ -13,6 +13,7 @@ from rag.reviews import parse_line
 from rag.pipeline import build_pipeline
 from rag.retrieve import STATUS_GROUPS, Filters
 from rag.settings import SHIPPED_CORPUS, Settings
+from tests.direct import phrase_in
 from tests.fakes import WordHashEmbeddings, fake_chat
 
 SEED = [json.loads(line) for line in SHIPPED_CORPUS.read_text().splitlines()]
@@ -34,16 +35,12 @@ REVIEWS = [{"id": r["id"], "reviews": [{"review_id": f"R{i}x{j}", "rating": (i *
            for i, r in enumerate(RECORDS) if i % 7]
 
 
-def squash(text):
-    return re.sub(r"[\s-]+", "", text.lower())
-
-
 def direct(records, phrase="", statuses=(), areas=()):
-    """Independent of rag.aggregate: a plain scan with str.lower()/in (hyphens and spaces dropped)."""
+    """Independent of rag.aggregate: a plain scan (tests/direct.py walks the strings)."""
     out = set()
     for r in records:
-        text = squash(" ".join([r["title"], r["abstract"], *r.get("keywords", [])]))
-        if phrase and squash(phrase) not in text:
+        text = " \n ".join([r["title"], r["abstract"], *r.get("keywords", [])])
+        if phrase and not phrase_in(text, phrase):
             continue
         if statuses and r.get("status") not in statuses:
             continue
@@ -113,6 +110,16 @@ def test_only_count_questions_are_aggregates():
     assert parse_aggregate("How many layers does DroPE use?") is None
     assert parse_aggregate("Which papers study KV cache eviction?") is None
     assert parse_aggregate("how many papers on KV cache?").topic == "KV cache"
+
+
+def test_topic_phrases_are_whole_words_across_hyphens_and_plurals():
+    from rag.aggregate import topic_pattern
+
+    cases = [("KV cache", "a KV-cache policy", True), ("KV cache", "KVcache", True), ("KV cache", "KV  caches", True),
+             ("DroPE", "DropEdge graphs", False), ("DroPE", "DroPE's recipe", True), ("learning", "unlearning", False),
+             ("positional embeddings", "positional embeddings.", True), ("graph", "graphon", False)]
+    for topic, text, hit in cases:
+        assert bool(topic_pattern(topic).search(text)) is hit is phrase_in(text, topic), (topic, text)
 
 
 def test_a_hyphenated_topic_is_the_same_topic():

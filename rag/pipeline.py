@@ -26,7 +26,7 @@ from rag.reviews import Review, ReviewStore, fields_for, is_review_question, rev
 from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
 from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
-from rag.verify import Coverage, coined_names, coverage
+from rag.verify import Coverage, coined_names, coverage, names_paper
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
@@ -143,7 +143,8 @@ class Pipeline:
 
     def reviewed_papers(self, question: str, query: Query, filters: Filters | None, k: int | None) -> list[Source]:
         """The papers a review question is about: searched without its review words ("reviewers" would find
-        papers on peer review); the papers using a name the question uses ("DroPE") most often come first."""
+        papers on peer review). First the papers whose title gives the name the question uses ("MMSI-Bench: A
+        Benchmark ..."), then those using the question's coined names ("DroPE") most often."""
         found = self.retrieve([review_topic(q) for q in query.all], filters, max(k or self.settings.retrieval.k, 10))
         names = {n for q in query.all for n in coined_names(q)}
 
@@ -151,7 +152,7 @@ class Pipeline:
             text = f"{s.paper.title} {s.paper.abstract}"
             return sum(text.count(n) for n in names)
 
-        ordered = sorted(found, key=lambda s: (-uses(s), s.n))
+        ordered = sorted(found, key=lambda s: (not any(names_paper(q, s.paper.title) for q in query.all), -uses(s), s.n))
         return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
 
     def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:

@@ -58,7 +58,8 @@ class Review:
 _INTENT = re.compile(r"\b(?:what|which|did|do|does|the|official|reviewers?'?s?|reviews?|raise[ds]?|raising|say|said|"
                      r"think|thought|about|of|on|for|main|key|weakness(?:es)?|strengths?|concerns?|criticisms?|"
                      r"criticis(?:e|ed|ing)|questions?|asked|ratings?|rated|scores?|give|gave|papers?|had|have|"
-                     r"highest|lowest|best|worst)\b|审稿人?|评审(?:意见)?|提出了?|哪些|缺点|优点|评分|关于|对|的",
+                     r"highest|lowest|best|worst|see|saw|seen|in|ask|point(?:ed)?|out|find|found|mention(?:ed)?|identif(?:y|ied)|"
+                     r"list)\b|审稿人?|评审(?:意见)?|提出了?|哪些|缺点|优点|评分|关于|对|的",
                      re.IGNORECASE)
 
 

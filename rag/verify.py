@@ -22,7 +22,9 @@ from rag.retrieve import Source
 # --- answerability (before the model) -----------------------------------------------------------
 
 # A coined name: internal capitals (TetraPrune, LookaheadKV, CirrusMoE, DroPE) or letters with digits (Qwen2).
-_NAME = re.compile(r"\b(?:[A-Z][a-z]+[A-Z][A-Za-z]*|[A-Za-z]+[0-9][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*)\b")
+# Bounded by any non-ASCII-alphanumeric, not \b: in "审稿人对DroPE提出" the CJK letters around the name are \w.
+_NAME = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z][a-z]+[A-Z][A-Za-z]*|[A-Za-z]+[0-9][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*)"
+                   r"(?![A-Za-z0-9])")
 RARE_DF = 30  # a term in at most this many chunks of the index is a topic word worth checking
 MIN_RARE_COVERAGE = 0.5  # the best paper must hold at least this share of the rare words' weight...
 RELEVANCE_FLOOR = 0.55  # ...or be at least this close (cosine) to the question: both must fail to decline
@@ -71,6 +73,24 @@ def share_held(words: Sequence[str], have: frozenset[str]) -> float:
 
 def coined_names(text: str) -> list[str]:
     return list(dict.fromkeys(_NAME.findall(text)))
+
+
+_TITLE_NAME = re.compile(r"\s*([^\s:][^:]{1,38}?)\s*:\s")  # "MMSI-Bench: A Benchmark ..." -> "MMSI-Bench"
+
+
+def title_name(title: str) -> str:
+    """The name a paper's title gives it before a colon ("DRL-STAF: A Deep ..." -> "DRL-STAF"), or "" when the
+    title has none (no colon, or more than three words before it)."""
+    m = _TITLE_NAME.match(title)
+    return m.group(1) if m and len(m.group(1).split()) <= 3 else ""
+
+
+def names_paper(question: str, title: str) -> bool:
+    """Whether `question` calls a paper by its title's name, as a whole token, any case ("CSAPR" in
+    "审稿人对CSAPR提出了哪些缺点？"); names under 3 characters are too ambiguous to count."""
+    name = title_name(title)
+    return len(name) >= 3 and re.search(rf"(?<![A-Za-z0-9])(?<![A-Za-z0-9]-){re.escape(name)}(?!-?[A-Za-z0-9])", question,
+                                        re.IGNORECASE) is not None
 
 
 def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Callable[[Sequence[str]], dict[str, int]],

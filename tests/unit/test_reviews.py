@@ -105,3 +105,43 @@ def test_the_paper_is_searched_without_the_review_words():
     assert review_topic("What weaknesses did reviewers raise about DroPE?") == "DroPE"
     assert review_topic("Which KV-cache eviction papers had the highest ratings?") == "KV-cache eviction"
     assert review_topic("What did the reviewers say?") == "What did the reviewers say?"  # nothing left: as asked
+    assert review_topic("What strengths did reviewers see in MMSI-Bench?") == "MMSI-Bench"
+
+
+def test_names_are_found_next_to_chinese_letters_and_from_a_titles_colon():
+    from rag.verify import coined_names, names_paper, title_name
+
+    assert coined_names("审稿人对FastEdit提出了哪些缺点？") == ["FastEdit"]
+    assert title_name("DRL-STAF: A Deep Reinforcement Learning Framework") == "DRL-STAF"
+    assert title_name("Decomposing Extrapolative Problem Solving: Spatial Transfer") == ""  # a sentence, not a name
+    assert title_name("Visual Spatial Tuning") == ""
+    assert names_paper("审稿人对CSAPR提出了哪些缺点？", "CSAPR: Complex-Scenario-Aware Prompt Refinement")
+    assert names_paper("what did reviewers say about mmsi-bench", "MMSI-Bench: A Benchmark for Multi-Image")
+    assert not names_paper("What did reviewers say about MMSI-Bench-2?", "MMSI-Bench: A Benchmark")  # another name
+
+
+def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_path):
+    """A paper that evaluates on "ZQ-Bench" many times outranks the benchmark's own paper in search; the review
+    question is about the paper whose title gives the name."""
+    own, user = "ZqOwnPaper", "ZqUserPapr"
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in [
+        {"id": own, "title": "ZQ-Bench: A Benchmark for Spatial Questions",
+         "abstract": "We build a benchmark of spatial questions over many images and evaluate models on it."},
+        {"id": user, "title": "Spatial Tuning of Vision Models",
+         "abstract": "On ZQ-Bench our tuned model gains 9 points; ZQ-Bench results, ZQ-Bench ablations and ZQ-Bench "
+                     "error analysis show spatial tuning helps."},
+    ]) + "\n")
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text("\n".join(json.dumps({"id": pid, "reviews": [{"review_id": f"Rev{pid[:4]}{i}", "rating": 5,
+                                                                    "weaknesses": f"Weakness {i} of {pid}."}]})
+                                 for i, pid in enumerate([own, user])) + "\n")
+    pipeline = build_pipeline(Settings(data_dir=tmp_path / "data", retrieval={"rewrite": "off"}),
+                              embeddings=WordHashEmbeddings(), llm=fake_chat("Weakness [1].", "Weakness [1]."))
+    pipeline.ingest_files([corpus])
+    from rag.reviews import load_reviews
+    pipeline.ingest_reviews(load_reviews([reviews])[0])
+    assert pipeline.retrieve(["ZQ-Bench"], None, 10)[0].paper.id == user  # what search alone puts first
+    for question in ["What weaknesses did reviewers raise about ZQ-Bench?", "审稿人对ZQ-Bench提出了哪些缺点？"]:
+        answer = pipeline.ask(question)
+        assert answer.sources[0].paper.id == own and answer.sources[0].review_id, question

@@ -101,7 +101,8 @@ def score_direct(records, titles, scores, expect, kind, top):
     means = {i: statistics.fmean(scores[i]) for i in reviewed}
     if kind == "average":
         values = [v for i in reviewed for v in scores[i]]
-        return f"{statistics.fmean(values):.2f} over {len(values):,} reviews of {len(reviewed):,} papers"
+        return (f"{statistics.fmean(values):.2f} over {len(values):,} review{'s' * (len(values) != 1)} of "
+                f"{len(reviewed):,} paper{'s' * (len(reviewed) != 1)}")
     if kind == "count":
         return f"{sum(1 for i in reviewed if top(means[i])):,}"
     sign = -1 if kind == "highest" else 1
@@ -111,8 +112,8 @@ def score_direct(records, titles, scores, expect, kind, top):
 
 def score_answer(text, kind, field):
     if kind == "average":
-        m = re.search(rf"\*\*Average {field} ([\d.]+)\*\* over ([\d,]+) reviews of ([\d,]+) papers", text)
-        return f"{m.group(1)} over {m.group(2)} reviews of {m.group(3)} papers" if m else text[:80]
+        m = re.search(rf"\*\*Average {field} ([\d.]+)\*\* over ([\d,]+) (reviews?) of ([\d,]+) (papers?)", text)
+        return f"{m.group(1)} over {m.group(2)} {m.group(3)} of {m.group(4)} {m.group(5)}" if m else text[:80]
     if kind == "count":
         return re.match(r"\*\*([\d,]+) papers?\*\*", text).group(1)
     ranked = re.findall(r"^\d+\. .*?\*\*([\d.]+)\*\*.*\[(\w+)\]\(https://openreview", text, re.MULTILINE)

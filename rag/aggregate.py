@@ -259,6 +259,10 @@ def _listing(found: Sequence[Paper], extra=lambda p: "") -> list[str]:
     return lines
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _fmt(scores: Sequence[int]) -> str:
     return ", ".join(str(s) for s in scores)
 
@@ -297,8 +301,8 @@ def aggregate_text(agg: Aggregate, papers: Sequence[Paper], total: int, filters:
     computed = (f"computed in code from the official reviews of the {total:,} indexed papers, not estimated by the "
                 f"model. A paper's {agg.field} is the mean of its reviews' {agg.field}s (these are reviewers' opinions).")
     if agg.kind == "average":
-        head = (f"**Average {agg.field} {statistics.fmean(values):.2f}** over {len(values):,} reviews of "
-                f"{len(reviewed):,} papers ({how}); the mean of the papers' own averages is "
+        head = (f"**Average {agg.field} {statistics.fmean(values):.2f}** over {_count(len(values), 'review')} of "
+                f"{_count(len(reviewed), 'paper')} ({how}); the mean of the papers' own averages is "
                 f"{statistics.fmean(per_paper.values()):.2f}, the median paper {statistics.median(per_paper.values()):.2f}, "
                 f"reviews range {min(values)}–{max(values)}. {computed}{none_note}")
         ordered = sorted(reviewed, key=lambda p: (-per_paper[p.id], p.title.lower()))

@@ -163,10 +163,11 @@ def test_averages_and_rankings_match_a_direct_computation_over_the_reviews(pipel
     assert answer.counted and not answer.sources
     if kind == "average":
         values = [v for i in reviewed for v in scores[i]]
-        head = re.search(rf"\*\*Average {field} ([\d.]+)\*\* over ([\d,]+) reviews of ([\d,]+) papers", answer.text)
+        head = re.search(rf"\*\*Average {field} ([\d.]+)\*\* over ([\d,]+) reviews? of ([\d,]+) papers?\b", answer.text)
         assert head, answer.text[:300]
         assert float(head.group(1)) == pytest.approx(statistics.fmean(values), abs=0.005)
         assert (int(head.group(2)), int(head.group(3))) == (len(values), len(reviewed))
+        assert (" 1 papers" not in answer.text) and (" 1 reviews" not in answer.text)
         assert f"papers' own averages is {statistics.fmean(means.values()):.2f}" in answer.text
         if "more:" in answer.text:  # past the first 50, ids are listed bare
             ids += [i.strip() for i in answer.text.split("more:", 1)[1].split(",")]

@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from rag.aggregate import aggregate_text, parse_aggregate
 from rag.answer import Answer, closest_titles, is_chinese, stream_answer
-from rag.compare import is_comparison
+from rag.compare import introduced_names, is_comparison
 from rag.corpus import LoadReport, load_corpus
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
@@ -143,8 +143,9 @@ class Pipeline:
 
     def reviewed_papers(self, question: str, query: Query, filters: Filters | None, k: int | None) -> list[Source]:
         """The papers a review question is about: searched without its review words ("reviewers" would find
-        papers on peer review). First the papers whose title gives the name the question uses ("MMSI-Bench: A
-        Benchmark ..."), then those using the question's coined names ("DroPE") most often."""
+        papers on peer review). When the question calls papers by name, only the papers that go by it (a title's
+        "MMSI-Bench: ...", "we propose X") or use it ("DroPE"), those first, then the most frequent users: another
+        paper's reviews would answer a question not asked. A question naming nothing keeps the search's order."""
         found = self.retrieve([review_topic(q) for q in query.all], filters, max(k or self.settings.retrieval.k, 10))
         names = {n for q in query.all for n in coined_names(q)}
 
@@ -152,7 +153,11 @@ class Pipeline:
             text = f"{s.paper.title} {s.paper.abstract}"
             return sum(text.count(n) for n in names)
 
-        ordered = sorted(found, key=lambda s: (not any(names_paper(q, s.paper.title) for q in query.all), -uses(s), s.n))
+        def titled(s: Source) -> bool:  # the paper goes by the name: in its title, or "we propose <name>"
+            return bool(names & introduced_names(s.paper)) or any(names_paper(q, s.paper.title) for q in query.all)
+
+        ordered = sorted(found, key=lambda s: (not titled(s), -uses(s), s.n))
+        ordered = [s for s in ordered if titled(s) or uses(s)] or ordered
         return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
 
     def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:

@@ -145,3 +145,20 @@ def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_pa
     for question in ["What weaknesses did reviewers raise about ZQ-Bench?", "审稿人对ZQ-Bench提出了哪些缺点？"]:
         answer = pipeline.ask(question)
         assert answer.sources[0].paper.id == own and answer.sources[0].review_id, question
+
+
+
+def test_a_named_papers_reviews_are_the_only_sources():
+    """Other papers retrieved for "DroPE" have reviews too; a question naming DroPE (the paper introduces the
+    name) reads only DroPE's reviews: another paper's would answer a question not asked."""
+    pipeline = build_pipeline(Settings(retrieval={"rewrite": "off"}), embeddings=WordHashEmbeddings(),
+                              llm=fake_chat("Weak [1]."))
+    pipeline.ensure_ingested()
+    from rag.reviews import parse_line
+    others = [s.paper.id for s in pipeline.retrieve(["DroPE"], None, 10) if s.paper.id != DROPE][:3]
+    assert others, "the search must find other papers for the test to mean anything"
+    lines = [REVIEWS] + [{"id": pid, "reviews": [{"review_id": f"RevOther{i}", "rating": 5, "weaknesses": "Vague."}]}
+                         for i, pid in enumerate(others)]
+    pipeline.ingest_reviews([review for line in lines for review in parse_line(line)])
+    answer = pipeline.ask("What weaknesses did reviewers raise about DroPE?")
+    assert [(s.paper.id, s.review_id) for s in answer.sources] == [(DROPE, "RevAAA111"), (DROPE, "RevBBB222")]

@@ -211,6 +211,9 @@ def fetch_venue(transport: Transport, venue: str, out: str | Path, *, accepted_o
     return result
 
 
+ACCEPTED = ("Oral", "Poster", "Spotlight")  # each also "... (conditional)", as ICLR 2026 accepted some
+
+
 def _paper(note: dict, with_reviews: bool, accepted_only: bool, result: FetchResult):
     try:
         record, warnings = note_to_record(note)
@@ -223,7 +226,7 @@ def _paper(note: dict, with_reviews: bool, accepted_only: bool, result: FetchRes
     status = decision_status(decisions[-1]) if decisions else None
     if status:
         record["status"] = status
-    if accepted_only and record.get("status") not in ("Oral", "Poster", "Spotlight"):
+    if accepted_only and str(record.get("status")).removesuffix(" (conditional)") not in ACCEPTED:
         return None, None
     if not with_reviews:
         return record, None

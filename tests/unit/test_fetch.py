@@ -155,6 +155,15 @@ def test_accepted_only_keeps_accepted_papers(tmp_path):
     assert {r["status"] for r in _lines(tmp_path / "a.jsonl")} == {"Oral"}
 
 
+def test_accepted_only_keeps_conditionally_accepted_papers(tmp_path):
+    replay = Replay()
+    for note, venue in zip(replay.notes, ["ICLR 2026 Poster (conditional)", "ICLR 2026 Oral (conditional)"]):
+        note["content"]["venue"] = {"value": venue}
+        note["details"] = {"directReplies": []}  # no decision reply: the venue says it
+    fetch_venue(replay, VENUE, tmp_path / "a.jsonl", accepted_only=True, sleep=lambda s: None)
+    assert {r["status"] for r in _lines(tmp_path / "a.jsonl")} >= {"Poster (conditional)", "Oral (conditional)"}
+
+
 def test_old_style_string_scores_become_ints():
     assert fetch.review_record({"id": "r", "content": {"rating": {"value": "6: marginally above"}}})["rating"] == 6
 

@@ -144,8 +144,9 @@ class Pipeline:
     def reviewed_papers(self, question: str, query: Query, filters: Filters | None, k: int | None) -> list[Source]:
         """The papers a review question is about: searched without its review words ("reviewers" would find
         papers on peer review). When the question calls papers by name, only the papers that go by it (a title's
-        "MMSI-Bench: ...", "we propose X") or use it ("DroPE"), those first, then the most frequent users: another
-        paper's reviews would answer a question not asked. A question naming nothing keeps the search's order."""
+        "MMSI-Bench: ...", "we propose X"; written as asked beats another case: "REALIGN" is not "ReAlign") or,
+        failing that, use it ("DroPE"), the most frequent users first: another paper's reviews would answer a
+        question not asked. A question naming nothing keeps the search's order."""
         found = self.retrieve([review_topic(q) for q in query.all], filters, max(k or self.settings.retrieval.k, 10))
         names = {n for q in query.all for n in coined_names(q)}
 
@@ -153,11 +154,13 @@ class Pipeline:
             text = f"{s.paper.title} {s.paper.abstract}"
             return sum(text.count(n) for n in names)
 
-        def titled(s: Source) -> bool:  # the paper goes by the name: in its title, or "we propose <name>"
-            return bool(names & introduced_names(s.paper)) or any(names_paper(q, s.paper.title) for q in query.all)
+        def titled(s: Source) -> int:  # the paper goes by the name: its title's, as written (2) or in another
+            by_title = max(names_paper(q, s.paper.title) for q in query.all)  # case (1); or "we propose <name>"
+            return by_title or (2 if names & introduced_names(s.paper) else 0)
 
-        ordered = sorted(found, key=lambda s: (not titled(s), -uses(s), s.n))
-        ordered = [s for s in ordered if titled(s) or uses(s)] or ordered
+        ordered = sorted(found, key=lambda s: (-titled(s), -uses(s), s.n))
+        best = titled(ordered[0]) if ordered else 0
+        ordered = [s for s in ordered if titled(s) == best] if best else [s for s in ordered if uses(s)] or ordered
         return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
 
     def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:

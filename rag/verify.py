@@ -85,12 +85,17 @@ def title_name(title: str) -> str:
     return m.group(1) if m and len(m.group(1).split()) <= 3 else ""
 
 
-def names_paper(question: str, title: str) -> bool:
-    """Whether `question` calls a paper by its title's name, as a whole token, any case ("CSAPR" in
-    "审稿人对CSAPR提出了哪些缺点？"); names under 3 characters are too ambiguous to count."""
+def names_paper(question: str, title: str) -> int:
+    """How closely `question` calls a paper by its title's name, as a whole token: 2 as written ("REALIGN"),
+    1 in another case ("ReAlign" for "REALIGN: ...", or "csapr"), 0 not at all. Chinese letters around it are
+    fine ("审稿人对CSAPR提出了哪些缺点？"); names under 3 characters are too ambiguous to count."""
     name = title_name(title)
-    return len(name) >= 3 and re.search(rf"(?<![A-Za-z0-9])(?<![A-Za-z0-9]-){re.escape(name)}(?!-?[A-Za-z0-9])", question,
-                                        re.IGNORECASE) is not None
+    if len(name) < 3:
+        return 0
+    pattern = rf"(?<![A-Za-z0-9])(?<![A-Za-z0-9]-){re.escape(name)}(?!-?[A-Za-z0-9])"
+    if re.search(pattern, question):
+        return 2
+    return 1 if re.search(pattern, question, re.IGNORECASE) else 0
 
 
 def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Callable[[Sequence[str]], dict[str, int]],

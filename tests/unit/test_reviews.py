@@ -118,6 +118,8 @@ def test_names_are_found_next_to_chinese_letters_and_from_a_titles_colon():
     assert names_paper("审稿人对CSAPR提出了哪些缺点？", "CSAPR: Complex-Scenario-Aware Prompt Refinement")
     assert names_paper("what did reviewers say about mmsi-bench", "MMSI-Bench: A Benchmark for Multi-Image")
     assert not names_paper("What did reviewers say about MMSI-Bench-2?", "MMSI-Bench: A Benchmark")  # another name
+    question = "审稿人对REALIGN提出了哪些缺点？"  # two papers: "REALIGN: ..." and "ReAlign: ..."
+    assert names_paper(question, "REALIGN: Regularized Procedure Alignment") > names_paper(question, "ReAlign: Safety")
 
 
 def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_path):
@@ -128,6 +130,8 @@ def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_pa
     corpus.write_text("\n".join(json.dumps(r) for r in [
         {"id": own, "title": "ZQ-Bench: A Benchmark for Spatial Questions",
          "abstract": "We build a benchmark of spatial questions over many images and evaluate models on it."},
+        {"id": "ZqOtherCase", "title": "Zq-Bench: Zero-Shot Queries for Spatial Benchmarks",
+         "abstract": "Zero-shot spatial questions, a benchmark of queries on ZQ-Bench style images."},
         {"id": user, "title": "Spatial Tuning of Vision Models",
          "abstract": "On ZQ-Bench our tuned model gains 9 points; ZQ-Bench results, ZQ-Bench ablations and ZQ-Bench "
                      "error analysis show spatial tuning helps."},
@@ -135,7 +139,7 @@ def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_pa
     reviews = tmp_path / "reviews.jsonl"
     reviews.write_text("\n".join(json.dumps({"id": pid, "reviews": [{"review_id": f"Rev{pid[:4]}{i}", "rating": 5,
                                                                     "weaknesses": f"Weakness {i} of {pid}."}]})
-                                 for i, pid in enumerate([own, user])) + "\n")
+                                 for i, pid in enumerate([own, user, "ZqOtherCase"])) + "\n")
     pipeline = build_pipeline(Settings(data_dir=tmp_path / "data", retrieval={"rewrite": "off"}),
                               embeddings=WordHashEmbeddings(), llm=fake_chat("Weakness [1].", "Weakness [1]."))
     pipeline.ingest_files([corpus])
@@ -144,7 +148,7 @@ def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_pa
     assert pipeline.retrieve(["ZQ-Bench"], None, 10)[0].paper.id == user  # what search alone puts first
     for question in ["What weaknesses did reviewers raise about ZQ-Bench?", "审稿人对ZQ-Bench提出了哪些缺点？"]:
         answer = pipeline.ask(question)
-        assert answer.sources[0].paper.id == own and answer.sources[0].review_id, question
+        assert {s.paper.id for s in answer.sources} == {own} and answer.sources[0].review_id, question
 
 
 

@@ -34,7 +34,7 @@ def load_questions(path: str | Path) -> list[dict]:
     if not path.is_file():
         raise CorpusError(f"{path}: no such questions file (JSONL, one labeled question per line).")
     questions = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -237,7 +237,7 @@ def _paper(note: dict, with_reviews: bool, accepted_only: bool, result: FetchRes
 def _finish(partial: Path, final: Path) -> int:
     """Dedupe by id (a page re-fetched after a crash appears twice) and rename into place atomically."""
     seen: dict[str, str] = {}
-    for line in partial.read_text(encoding="utf-8").splitlines():
+    for line in partial.read_text(encoding="utf-8").split("\n"):  # not splitlines(): texts hold U+2028, \x85
         if line.strip():
             seen[json.loads(line)["id"]] = line
     tmp = final.with_name(final.name + ".tmp")

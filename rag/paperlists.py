@@ -103,7 +103,7 @@ def _entries(path: Path) -> list:
         data = json.loads(text)
     except json.JSONDecodeError:
         try:  # JSONL (e.g. a notes dump written one note a line)
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
+            return [json.loads(line) for line in text.split("\n") if line.strip()]  # JSON strings may hold U+2028
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{path} is neither JSON nor JSONL ({exc}); expected a paperlists JSON array "
                               "or an OpenReview notes dump") from None

@@ -155,6 +155,21 @@ def test_accepted_only_keeps_accepted_papers(tmp_path):
     assert {r["status"] for r in _lines(tmp_path / "a.jsonl")} == {"Oral"}
 
 
+def test_texts_with_unicode_line_separators_survive(tmp_path):
+    """Real reviews hold U+2028 and NEL (\\x85) inside their text: JSON keeps them raw (ensure_ascii=False), and
+    str.splitlines() would cut a line there; the whole ICLR 2026 replay (benchmarks/fetch_replay.py) did."""
+    replay = Replay()
+    odd = "first\u2028second\x85third\u2029fourth\x1cfifth"
+    replay.notes[0]["details"]["directReplies"][0]["content"]["weaknesses"] = {"value": odd}
+    replay.notes[1]["content"]["abstract"] = {"value": f"An abstract {odd}."}
+    out = tmp_path / "o.jsonl"
+    fetch_venue(replay, VENUE, out, with_reviews=True, sleep=lambda s: None)
+    reviews = [json.loads(line) for line in (tmp_path / "o.reviews.jsonl").read_text().split("\n") if line]
+    papers = [json.loads(line) for line in out.read_text().split("\n") if line]
+    assert len(reviews) == len(papers) == 19
+    assert reviews[0]["reviews"][0]["weaknesses"] == odd and papers[1]["abstract"] == f"An abstract {odd}."
+
+
 def test_accepted_only_keeps_conditionally_accepted_papers(tmp_path):
     replay = Replay()
     for note, venue in zip(replay.notes, ["ICLR 2026 Poster (conditional)", "ICLR 2026 Oral (conditional)"]):

@@ -70,3 +70,13 @@ def test_not_a_paper_list_is_a_clear_error(tmp_path, capsys):
     src.write_text('"hello"')
     assert cli.main(["import", str(src)]) == 2
     assert "expected a JSON array" in capsys.readouterr().err
+
+
+def test_a_notes_dump_one_note_a_line_keeps_texts_with_unicode_line_separators(tmp_path):
+    notes = json.loads((ROOT / "tests" / "fixtures" / "openreview_notes.json").read_text())
+    notes = notes if isinstance(notes, list) else notes["notes"]
+    notes[0]["content"]["abstract"] = {"value": "Split\u2028here\x85and here."}
+    src = tmp_path / "dump.jsonl"
+    src.write_text("\n".join(json.dumps(n, ensure_ascii=False) for n in notes) + "\n", encoding="utf-8")
+    report = import_file(src)
+    assert len(report.records) == len(notes) and report.records[0]["abstract"] == "Split\u2028here\x85and here."

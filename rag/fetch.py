@@ -235,13 +235,18 @@ def _paper(note: dict, with_reviews: bool, accepted_only: bool, result: FetchRes
 
 
 def _finish(partial: Path, final: Path) -> int:
-    """Dedupe by id (a page re-fetched after a crash appears twice) and rename into place atomically."""
-    seen: dict[str, str] = {}
-    for line in partial.read_text(encoding="utf-8").split("\n"):  # not splitlines(): texts hold U+2028, \x85
-        if line.strip():
-            seen[json.loads(line)["id"]] = line
+    """Dedupe by id (a page re-fetched after a crash appears twice: the last copy wins) and rename into place
+    atomically. Streams: two passes over the file, only the ids held in memory (ICLR 2026's reviews are 249 MB).
+    Lines are split on "\n" only: texts hold U+2028 and NEL, where str.splitlines() would cut them."""
+    last: dict[str, int] = {}
+    with open(partial, encoding="utf-8", newline="\n") as f:
+        for n, line in enumerate(f):
+            if line.strip():
+                last[json.loads(line)["id"]] = n
+    keep = set(last.values())
     tmp = final.with_name(final.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in seen.values()), encoding="utf-8")
+    with open(partial, encoding="utf-8", newline="\n") as f, open(tmp, "w", encoding="utf-8", newline="\n") as out:
+        out.writelines(line if line.endswith("\n") else line + "\n" for n, line in enumerate(f) if n in keep)
     os.replace(tmp, final)
     partial.unlink()
-    return len(seen)
+    return len(last)

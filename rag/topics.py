@@ -26,7 +26,8 @@ from rag.index import READ_PAGE, PaperIndex
 from rag.lexical import STOP_WORDS
 
 LABEL_CANDIDATES = 30  # a cluster's best-scored terms considered for its label
-MAP_SCHEMA = 2  # bump when the stored layout or labels change meaning (2: labels without repeated terms)
+PHRASE_OVER_WORD = 0.5  # a phrase replaces chosen words inside it at this share of their score (see pick_terms)
+MAP_SCHEMA = 3  # bump when the stored layout or labels change meaning (2: no repeated terms; 3: phrases win)
 PCA_DIMS = 50
 MAX_CLUSTERS = 40
 ROUNDS = 40
@@ -159,30 +160,54 @@ def label_clusters(texts: list[str], assign: np.ndarray, k: int, top: int = 3) -
     labels = []
     for counts in per:
         size = sum(counts.values()) or 1
-        scored = sorted(((cnt / size) * math.log(1 + avg / total[t]), t) for t, cnt in counts.items() if cnt >= 2)
-        # A term saying what a chosen one says is skipped, unless it is the longer phrase and nearly as
-        # distinctive ("large language models" replaces "language" and "large").
-        best: list[tuple[float, str]] = []
-        for score, term in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:LABEL_CANDIDATES]:
-            same = [pair for pair in best if same_topic(term, pair[1])]
-            if not same:
-                best.append((score, term))
-            elif all(len(term.split()) > len(t.split()) and score >= 0.8 * s for s, t in same):
-                at = best.index(same[0])
-                best = [pair for pair in best if pair not in same]
-                best.insert(min(at, len(best)), (score, term))
-        labels.append(" · ".join(t for _, t in best[:top]) or "misc")
+        scored = sorted((((cnt / size) * math.log(1 + avg / total[t]), t) for t, cnt in counts.items() if cnt >= 2),
+                        key=lambda pair: (-pair[0], pair[1]))
+        labels.append(" · ".join(pick_terms(scored, top)) or "misc")
     return labels
+
+
+def pick_terms(scored: Sequence[tuple[float, str]], top: int = 3) -> list[str]:
+    """A label's terms from (score, term) pairs, best first, none saying what another says (`same_topic`).
+    A phrase replaces the shorter terms inside it when it scores at least PHRASE_OVER_WORD of each ("graph
+    neural networks" 80 replaces "graph" 127); a phrase passed over leaves its other words out too, so a
+    label never reads "graph · networks · neural"."""
+    best: list[tuple[float, str]] = []
+    passed: list[str] = []
+    for score, term in scored[:LABEL_CANDIDATES]:
+        if any(_words(term) < _words(phrase) and same_topic(term, phrase) for phrase in passed):
+            continue
+        same = [pair for pair in best if same_topic(term, pair[1])]
+        if not same:
+            best.append((score, term))
+        elif all(_words(term) > _words(t) and score >= PHRASE_OVER_WORD * s for s, t in same):
+            at = best.index(same[0])
+            best = [pair for pair in best if pair not in same]
+            best.insert(min(at, len(best)), (score, term))
+        elif _words(term) > 1:
+            passed.append(term)
+    return [t for _, t in best[:top]]
+
+
+def _spaced(term: str) -> str:
+    return term.replace("-", " ")
+
+
+def _words(term: str) -> int:
+    return len(_spaced(term).split())
 
 
 def same_topic(a: str, b: str) -> bool:
     """Whether two label terms say the same thing: one inside the other ("language", "large language
-    models"), a plural ("llm", "llms") or an acronym of the other ("llms", "large language models")."""
-    def norm(term: str) -> str:
-        return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in term.split())
+    models"; "graph learning", "graph representation learning"), a plural ("llm", "llms") or an acronym of
+    the other ("llms", "large language models")."""
+    def norm(term: str) -> str:  # hyphens as spaces: "time-series" is inside "time series forecasting"
+        return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _spaced(term).split())
 
     na, nb = norm(a), norm(b)
     if f" {na} " in f" {nb} " or f" {nb} " in f" {na} ":
+        return True
+    wa, wb = set(na.split()), set(nb.split())
+    if len(wa) >= 2 and len(wb) >= 2 and (wa <= wb or wb <= wa):  # every word of one among the other's
         return True
     return any(" " not in x and len(y.split()) >= 2 and x == "".join(w[0] for w in y.split())
                for x, y in ((na, nb), (nb, na)))

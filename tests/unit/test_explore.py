@@ -134,3 +134,19 @@ def test_stored_map_is_reused_and_rebuilt_when_the_index_changes(index, tmp_path
     stored["key"] = "tampered"
     map_path(data, index.name).write_text(json.dumps(stored))
     assert ensure_map(index, data)[1]  # never served when the key does not match
+
+
+def test_a_phrase_wins_over_its_words_and_its_left_out_words_do_not_come_back():
+    from rag.topics import pick_terms
+
+    gnn = [(126.7, "graph"), (79.7, "graph neural networks"), (36.5, "graphs"), (35.4, "networks"),
+           (31.0, "neural"), (23.4, "gnns"), (19.6, "graph learning"), (19.1, "node")]  # the full corpus's scores
+    assert pick_terms(gnn) == ["graph neural networks", "graph learning", "node"]
+    assert same_topic("graph learning", "graph representation learning")
+    assert not same_topic("graph learning", "graph neural networks")
+    series = [(134.4, "series"), (126.3, "time"), (120.8, "forecasting"), (78.7, "time series forecasting"),
+              (44.8, "multivariate"), (37.7, "time-series"), (19.9, "anomaly")]
+    assert pick_terms(series) == ["time series forecasting", "multivariate", "anomaly"]
+    quant = [(180.3, "quantization"), (46.1, "post-training quantization"), (40.1, "bit"), (39.7, "post-training"),
+             (30.0, "model compression")]  # a phrase far weaker than its word is passed over, and so are its words
+    assert pick_terms(quant) == ["quantization", "bit", "model compression"]

@@ -102,18 +102,55 @@ def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence
         stroke = ' stroke="#111" stroke-width="1.2"' if kind == "cited" else ""
         dots.append(f'<circle class="{kind}" data-paper="{esc(pid)}" cx="{px}" cy="{py}" r="{radius}" '
                     f'fill="{colors.get(topic, "#bbb")}"{stroke}><title>{esc(title)}</title></circle>')
-    labels = []
-    for c, label in enumerate(topic_map.labels):
-        members = [i for i, k in enumerate(topic_map.cluster) if k == c]
-        if members:
-            px, py = at(sum(xs[i] for i in members) / len(members), sum(ys[i] for i in members) / len(members))
-            labels.append(f'<text class="cluster-label" x="{px}" y="{py}" text-anchor="middle">{esc(label)}</text>')
+    labels = [f'<text class="cluster-label" x="{px:.1f}" y="{py:.1f}" text-anchor="middle">{esc(text)}</text>'
+              for text, px, py in place_labels(topic_map)]
     lit = sum(1 for t in frame["topic"] if t == CITED)
     legend = (f"<div class='map-legend'><span class='dot cited'></span> {esc(CITED)} ({lit})"
               f" · <span class='dot scoped'></span> {esc(SCOPED)} · {len(topic_map.ids):,} papers, "
               f"{len(topic_map.labels)} clusters</div>")
     return (f"<div class='topic-map'><svg viewBox='0 0 {MAP_W} {MAP_H}' width='100%' role='img' "
             f"aria-label='Topic map of the papers'>{''.join(dots)}{''.join(labels)}</svg>{legend}</div>")
+
+
+LABEL_CHARS = 24  # a label on the map: its cluster's first terms up to this length (the full one is in "Cluster")
+CHAR_W, LINE_H = 5.0, 11.0  # the 9px label font's average character width and line height, in viewBox pixels
+
+
+def short_label(label: str) -> str:
+    terms = label.split(" · ")
+    shown = terms[:1]
+    for term in terms[1:]:
+        if len(" · ".join([*shown, term])) > LABEL_CHARS:
+            break
+        shown.append(term)
+    return " · ".join(shown)
+
+
+def place_labels(topic_map: TopicMap) -> list[tuple[str, float, float]]:
+    """(text, x, y) of the cluster labels that fit: the biggest clusters first, each at its centre or a line
+    above or below it, kept inside the map, and left out when every place overlaps a label already drawn
+    (40 labels of three terms at their centres were an unreadable pile)."""
+    members: dict[int, list[int]] = {}
+    for i, c in enumerate(topic_map.cluster):
+        members.setdefault(c, []).append(i)
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for c in sorted(members, key=lambda c: (-len(members[c]), c)):
+        if c >= len(topic_map.labels):
+            continue
+        rows = members[c]
+        cx, cy = to_px(topic_map, sum(topic_map.x[i] for i in rows) / len(rows), sum(topic_map.y[i] for i in rows) / len(rows))
+        text = short_label(topic_map.labels[c])
+        half = len(text) * CHAR_W / 2 + 2
+        cx = min(max(cx, half), MAP_W - half)
+        for dy in (0.0, -LINE_H, LINE_H):
+            y = min(max(cy + dy, LINE_H), MAP_H - 2)
+            box = (cx - half, y - LINE_H + 2, cx + half, y + 2)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                placed.append(box)
+                out.append((text, cx, y))
+                break
+    return out
 
 
 def color_map(topic_map: TopicMap) -> dict[str, str]:

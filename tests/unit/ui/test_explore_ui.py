@@ -99,3 +99,27 @@ def test_map_svg_draws_the_cited_papers_on_top_escaped_and_bounded():
     assert f'data-paper="{MAP.ids[9001]}"' in svg and "<script" not in svg
     plain = map_svg(MAP, [], max_background=500)
     assert 'class="cited"' not in plain and all(f">{label}</text>" in plain for label in MAP.labels)
+
+
+def test_map_labels_never_overlap_and_the_biggest_clusters_are_labelled_first():
+    import re
+
+    from ui.explore import CHAR_W, LINE_H, short_label
+
+    k = 40  # 40 clusters crowded into one corner: most labels cannot fit
+    crowded = TopicMap(key="c", ids=[f"Q{i}" for i in range(4000)], titles=["t"] * 4000,
+                       x=[float(i % 40) / 10 + (100 if i == 0 else 0) for i in range(4000)],
+                       y=[float(i % 7) for i in range(4000)], cluster=[i % k for i in range(4000)],
+                       labels=[f"topic number {c} · second term · third" for c in range(k)])
+    crowded.cluster[1:400] = [0] * 399  # cluster 0 is the biggest
+    svg = map_svg(crowded, [])
+    drawn = re.findall(r'<text class="cluster-label" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]+)</text>', svg)
+    assert 0 < len(drawn) < k and drawn[0][2] == short_label(crowded.labels[0]) == "topic number 0"
+    boxes = [(float(x) - len(t) * CHAR_W / 2, float(y) - LINE_H, float(x) + len(t) * CHAR_W / 2, float(y))
+             for x, y, t in drawn]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+        assert 0 <= a[0] and a[2] <= 560 and 0 <= a[1] and a[3] <= 400
+    assert short_label("graph neural networks · graph representation learning · node") == "graph neural networks"
+    assert short_label("neural · pde · physics-informed") == "neural · pde"

@@ -38,7 +38,7 @@ from rag.prompts import (
 )
 from rag.retrieve import Source
 from rag.rewrite import HistoryItem, exchanges
-from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, echoes
+from rag.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, drop_extra_citations, echoes
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -63,6 +63,8 @@ class Answer:
     refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.verify.coverage) or "model"
     comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
     counted: bool = False  # an aggregate answer (rag.aggregate): a count with its papers listed, no citations
+    unsupported_citations: list[int] = field(default_factory=list)  # [n] taken out of sentences n does not
+    # support, next to sources that do (rag.verify.drop_extra_citations)
 
     @property
     def prose(self) -> str:
@@ -87,6 +89,7 @@ class Answer:
             "sentences": [c.to_json() for c in self.sentences],
             "comparison": self.comparison.to_json() if self.comparison else None,
             "counted": self.counted,
+            "removed_citations": self.unsupported_citations,
         }
 
 
@@ -233,7 +236,8 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
         prose = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
         yield "\n\n" + prose
     prose, attributed, added = attribute_uncited(prose, shown)
-    cited_n = [] if recited else sorted(dict.fromkeys([*citations.cited, *added]),
+    prose, unsupported = drop_extra_citations(prose, shown)
+    cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
                                         key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
     refusal = ""
@@ -247,7 +251,8 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
     if comparison:  # the table cites every compared paper
         cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
     yield Answer(question, table + prose, sources, cited, citations.dropped,
-                 sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison)
+                 sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison,
+                 unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
 
 
 def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,

@@ -126,6 +126,10 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
                 print(f"  [{c.n}] {c.title} ({c.status or 'status unknown'})  {c.url}")
     elif not answer.counted:
         print("No paper was cited.")
+    if answer.unsupported_citations:
+        marks = ", ".join(f"[{n}]" for n in answer.unsupported_citations)
+        print(f"Citation check: {marks} taken out of sentences that paper does not support (the text above is "
+              "as the model wrote it).")
     unsupported = [s for s in answer.sentences if s.supported is False]
     if unsupported:
         print("\nNot supported by the abstract it cites (check before relying on it):")

@@ -175,7 +175,7 @@ def split_sentences(text: str) -> list[str]:
     if "\n" in text.strip():  # lines (list items, paragraphs) end sentences too
         return [s for line in text.splitlines() for s in split_sentences(line)]
     leading = bool(re.match(r"\s*\[\d{1,3}\]", text))
-    end = r"[.!?。！？](?=\s|$|\[|[\u3000-\u9fff])" if leading else r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])"
+    end = r"[.!?。！？](?=\s|$|\[|[\u3000-\u9fff])" if leading else r"[.!?。！？](?:\s*,?\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])"
     parts, start = [], 0
     for m in re.finditer(end, text):
         if m.group(0)[0] == "." and re.search(r"(?:\d|\be\.g|\bi\.e|\bet al|\bvs)$", text[start:m.start()]):
@@ -248,6 +248,39 @@ def attribute_uncited(text: str, sources: Sequence[Source]) -> tuple[str, list[s
         done.append(cited)
         added.append(n)
     return text, done, added
+
+
+_MARKER_RUN = re.compile(r"(\s*)(\[\d{1,3}\](?:\s*,?\s*\[\d{1,3}\])*)")
+
+
+def drop_extra_citations(text: str, sources: Sequence[Source]) -> tuple[str, list[int]]:
+    """Remove from a sentence citing several sources the markers of those that hold almost none of its words
+    (under MIN_SHARE_PER_SOURCE), when the others still support it: "... extends the context [1], [2], [3]"
+    where [2] and [3] are about something else becomes "... extends the context [1]". A sentence nothing
+    supports is left as written, for check_sentences to flag. Returns (text, source numbers removed)."""
+    by_n = {s.n: s for s in sources}
+    removed: list[int] = []
+    for sentence in split_sentences(text):
+        check = check_sentence(sentence, by_n)
+        if len(check.cited) < 2:
+            continue
+        latin = [w for w in content_words(_CITE.sub("", sentence)) if not re.search(r"[\u3000-\u9fff]", w)]
+        weak = {n for n in check.cited if share_held(latin, word_set(_evidence(by_n[n]))) < MIN_SHARE_PER_SOURCE}
+        if not weak or len(weak) == len(check.cited):
+            continue
+
+        def keep(m: re.Match) -> str:
+            numbers = [n for n in map(int, _CITE.findall(m.group(2))) if n not in weak]
+            if not numbers:
+                return ""
+            return m.group(1) + (", " if "," in m.group(2) else "").join(f"[{n}]" for n in numbers)
+
+        pruned = _MARKER_RUN.sub(keep, sentence)
+        pruned = re.sub(r"\s+([.!?。！？])", r"\1", pruned)  # "context ." after a run went away
+        if check_sentence(pruned, by_n).supported:
+            text = text.replace(sentence, pruned, 1)
+            removed += [n for n in check.cited if n in weak and n not in removed]
+    return text, removed
 
 
 def echoes(text: str, secret_texts: Sequence[str], run: int = 8) -> bool:

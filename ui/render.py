@@ -126,6 +126,10 @@ def final_message(turn: int, answer: Answer, searched: str = "") -> str:
                      "it cites (its words or numbers are not there): check the paper before relying on it.</sub>")
     cited = {c.n for c in answer.citations}
     by_n = {s.n: s for s in answer.sources}
+    if answer.unsupported_citations:
+        marks = ", ".join(f"[{n}]" for n in answer.unsupported_citations)
+        parts.append(f"<sub>Citation check: {marks} taken out of sentences that paper does not support (it holds "
+                     "almost none of their words; the other papers cited there do).</sub>")
     if cited:
         refs = "\n".join(f"- {source_line(turn, by_n[c.n])} · [OpenReview]({source_url(by_n[c.n])})"
                          for c in answer.citations)

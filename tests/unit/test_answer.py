@@ -121,3 +121,19 @@ def test_an_answer_that_recites_the_instructions_is_replaced_by_a_refusal():
     assert final.refused and final.citations == []
     ok = answer("What is DroPE?", SOURCES, fake_chat("DroPE removes positional embeddings after pretraining [1]."))
     assert not ok.refused  # an ordinary answer that shares a few words with the prompt is kept
+
+
+def test_an_unsupporting_extra_citation_is_taken_out_shown_as_such_and_not_referenced():
+    from rag.corpus import Paper as P
+    from ui.render import final_message
+
+    sources = [Source(1, P(id="RlPVSeKjoc", title="Dropping Positional Embeddings",
+                           abstract="DroPE removes positional embeddings after pretraining to extend context."), 0.9),
+               Source(2, P(id="ZebraPaper", title="Zebra stripes", abstract="Stripes deter horseflies."), 0.2)]
+    final = answer("What is DroPE?", sources,
+                   fake_chat("DroPE removes positional embeddings after pretraining to extend context. [1], [2]"))
+    assert final.text == "DroPE removes positional embeddings after pretraining to extend context. [1]"
+    assert [c.n for c in final.citations] == [1] and final.unsupported_citations == [2]
+    assert final.to_json()["removed_citations"] == [2]
+    shown = final_message(0, final)
+    assert "Citation check: [2] taken out" in shown and "Also retrieved" in shown.split("References")[1]

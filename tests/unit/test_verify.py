@@ -115,3 +115,23 @@ def test_a_comparison_may_find_its_rare_terms_across_the_papers_compared():
     # ... but terms no paper holds still decline it
     assert not coverage(["Compare LookaheadKV with quokkas and wombats"], [a, b], freq, 1000, comparison=True,
                         similarity=lambda: 0.1).answerable
+
+
+ZEBRA = Paper(id="ZebraPaper", title="Zebra stripes deter biting flies",
+              abstract="Stripes on zebras reduce landings of horseflies in field trials.")
+
+
+def test_a_cited_paper_holding_none_of_a_sentences_words_is_taken_out_when_others_support_it():
+    from rag.verify import drop_extra_citations
+
+    sources = [*SOURCES, Source(3, ZEBRA, 0.2, (ZEBRA.abstract,))]
+    text = ("DroPE removes positional embeddings after pretraining and extends context. [1], [3] "
+            "Zebra stripes reduce horseflies [3]. It evicts cache entries and removes embeddings [1][2].")
+    assert split_sentences(text)[0].endswith("context. [1], [3]")  # a comma-separated run stays with its sentence
+    pruned, removed = drop_extra_citations(text, sources)
+    assert pruned == ("DroPE removes positional embeddings after pretraining and extends context. [1] "
+                      "Zebra stripes reduce horseflies [3]. It evicts cache entries and removes embeddings [1][2].")
+    assert removed == [3]  # [3] stays where it supports; [1][2] each hold part of the last sentence: both kept
+    nobody = "Honeybees dance to point at flowers [1][3]."  # nothing supports it: left as written, to be flagged
+    assert drop_extra_citations(nobody, sources) == (nobody, [])
+    assert check_sentences(pruned, sources)[0].supported and not check_sentences(text, sources)[0].supported

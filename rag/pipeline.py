@@ -158,9 +158,11 @@ class Pipeline:
             by_title = max(names_paper(q, s.paper.title) for q in query.all)  # case (1); or "we propose <name>"
             return by_title or (2 if names & introduced_names(s.paper) else 0)
 
-        ordered = sorted(found, key=lambda s: (-titled(s), -uses(s), s.n))
-        best = titled(ordered[0]) if ordered else 0
-        ordered = [s for s in ordered if titled(s) == best] if best else [s for s in ordered if uses(s)] or ordered
+        rank = {s.n: (titled(s), uses(s)) for s in found}  # each computed once
+        ordered = sorted(found, key=lambda s: (-rank[s.n][0], -rank[s.n][1], s.n))
+        best = rank[ordered[0].n][0] if ordered else 0
+        ordered = ([s for s in ordered if rank[s.n][0] == best] if best
+                   else [s for s in ordered if rank[s.n][1]] or ordered)
         return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
 
     def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:

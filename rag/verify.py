@@ -197,6 +197,16 @@ def _evidence(source: Source) -> str:
     return f"{source.paper.title}. {source.paper.abstract} {source.text}"
 
 
+def _claim_words(sentence: str) -> list[str]:
+    """The sentence's content words that can be looked up in English abstracts (no markers, no CJK)."""
+    return [w for w in content_words(_CITE.sub("", sentence)) if not re.search(r"[\u3000-\u9fff]", w)]
+
+
+def _weak_sources(words: Sequence[str], cited: Sequence[int], by_n: dict[int, Source]) -> set[int]:
+    """The cited sources holding under MIN_SHARE_PER_SOURCE of `words`: a wrong extra citation."""
+    return {n for n in cited if share_held(words, word_set(_evidence(by_n[n]))) < MIN_SHARE_PER_SOURCE}
+
+
 def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     """Does what the sentence cites hold its words and numbers? Unsupported when under MIN_SUPPORT of its
     content words are in the cited abstracts together, when one of several cited abstracts holds almost none
@@ -206,7 +216,7 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     if not cited:
         return SentenceCheck(sentence, (), None, 0.0)
     evidence = " ".join(_evidence(by_n[n]) for n in cited)
-    latin = [w for w in content_words(body) if not re.search(r"[\u3000-\u9fff]", w)]
+    latin = _claim_words(sentence)
     support = share_held(latin, word_set(evidence))
     numbers = set(_numbers(evidence))
     missing = tuple(n for n in dict.fromkeys(_numbers(body)) if n not in numbers and n not in {str(c) for c in cited})
@@ -218,7 +228,7 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
         # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
         # with fewer than 3 of those there is no lexical evidence either way
         return SentenceCheck(sentence, cited, None, round(support, 3))
-    if len(cited) > 1 and min(share_held(latin, word_set(_evidence(by_n[n]))) for n in cited) < MIN_SHARE_PER_SOURCE:
+    if len(cited) > 1 and _weak_sources(latin, cited, by_n):
         return SentenceCheck(sentence, cited, False, round(support, 3))
     return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
 
@@ -264,8 +274,7 @@ def drop_extra_citations(text: str, sources: Sequence[Source]) -> tuple[str, lis
         check = check_sentence(sentence, by_n)
         if len(check.cited) < 2:
             continue
-        latin = [w for w in content_words(_CITE.sub("", sentence)) if not re.search(r"[\u3000-\u9fff]", w)]
-        weak = {n for n in check.cited if share_held(latin, word_set(_evidence(by_n[n]))) < MIN_SHARE_PER_SOURCE}
+        weak = _weak_sources(_claim_words(sentence), check.cited, by_n)
         if not weak or len(weak) == len(check.cited):
             continue
 

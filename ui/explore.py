@@ -87,16 +87,11 @@ def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence
     dot's tooltip is its title). Drawn by the server on every update, so a highlight always shows."""
     if not topic_map.ids:
         return "<div class='topic-map empty'>No map yet: ingest papers first.</div>"
-    xs, ys = topic_map.x, topic_map.y
-
-    def at(x: float, y: float) -> tuple[float, float]:
-        return to_px(topic_map, x, y)
-
     colors = color_map(topic_map)
     frame = map_frame(topic_map, highlight, scoped, max_background)
     dots = []
     for x, y, topic, title, pid in frame.itertuples(index=False):
-        px, py = at(x, y)
+        px, py = to_px(topic_map, x, y)
         kind = "cited" if topic == CITED else "scoped" if topic == SCOPED else "bg"
         radius = {"cited": 6, "scoped": 3.2, "bg": 2}[kind]
         stroke = ' stroke="#111" stroke-width="1.2"' if kind == "cited" else ""

@@ -3,7 +3,7 @@
     PAPERCHAT_DATA_DIR=<full index, reviews ingested> python benchmarks/aggregate_check.py \
         ../shared/data/iclr2026.jsonl.gz ../shared/data/reviews.jsonl.gz
 
-For each question: the figure in PaperChat's answer (`Pipeline.ask`, computed by rag/aggregate.py over the
+For each question: the figure in PaperChat's answer (`Pipeline.ask`, computed by rag/answer/aggregate.py over the
 index's metadata and the reviews store) and the figure from a plain scan of the JSONL files with the same
 definition (phrase as whole words in title, abstract or keywords, case-insensitive, hyphens and spaces
 alike, an optional plural, walked by tests/direct.py; status group;
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.pipeline import build_pipeline  # noqa: E402
-from rag.retrieve import STATUS_GROUPS, Filters  # noqa: E402
+from rag.retrieve.search import STATUS_GROUPS, Filters  # noqa: E402
 from rag.settings import load_settings  # noqa: E402
 from tests.direct import phrase_in  # noqa: E402
 

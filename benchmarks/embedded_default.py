@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.answer import prompt_inputs, ANSWER_PROMPT  # noqa: E402
-from rag.llm import make_local_server  # noqa: E402
-from rag.local_llm import assemble_model  # noqa: E402
+from rag.answer.grounded import prompt_inputs, ANSWER_PROMPT  # noqa: E402
+from rag.models.llm import make_local_server  # noqa: E402
+from rag.models.local_llm import assemble_model  # noqa: E402
 from rag.pipeline import DoneEvent, SourcesEvent, TokenEvent, build_pipeline  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
@@ -92,7 +92,7 @@ def main() -> None:
     t0 = time.perf_counter()
     server.start()
     out["model_server_start_s"] = round(time.perf_counter() - t0, 2)
-    from rag.llm import make_chat_model
+    from rag.models.llm import make_chat_model
 
     pipeline._server, pipeline._llm = server, make_chat_model(settings, server)
     runs = []

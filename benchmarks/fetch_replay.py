@@ -3,8 +3,8 @@ costs, and whether the files it writes hold the conference as the data files do.
 
     .venv/bin/python benchmarks/fetch_replay.py ../shared/data/iclr2026.jsonl.gz ../shared/data/reviews.jsonl.gz
 
-No internet here, so the network is replaced by the seam `rag.fetch` already has (a Transport): every paper
-becomes an OpenReview API v2 submission note (the shape documented in tests/unit/test_fetch.py) with its
+No internet here, so the network is replaced by the seam `rag.corpus.fetch` already has (a Transport): every paper
+becomes an OpenReview API v2 submission note (the shape documented in tests/unit/corpus/test_fetch.py) with its
 official reviews and a decision as direct replies, pages of 1,000 are serialised to JSON bytes (the body the
 server would send, uncompressed) and parsed back on each request, as httpx would. Measured: the bytes of
 those pages, fetch_venue's own time and peak memory, the sizes of the files it writes, and a field-by-field
@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.fetch import PAGE, fetch_venue  # noqa: E402
-from rag.openreview import NOT_ACCEPTED  # noqa: E402
+from rag.corpus.fetch import PAGE, fetch_venue  # noqa: E402
+from rag.corpus.openreview import NOT_ACCEPTED  # noqa: E402
 
 VENUE = "ICLR.cc/2026/Conference"
 SCORES = ("rating", "confidence", "soundness", "presentation", "contribution")

@@ -1,4 +1,4 @@
-"""Should PaperChat decline before the model writes? The coverage check (rag.verify.coverage) against the
+"""Should PaperChat decline before the model writes? The coverage check (rag.answer.verify.coverage) against the
 obvious alternative, a threshold on the best paper's relevance score, on the dev questions.
 
     PAPERCHAT_DATA_DIR=/work/fullidx .venv/bin/python benchmarks/refusal_gate.py
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.evaluate import load_questions  # noqa: E402
+from rag.eval.evaluate import load_questions  # noqa: E402
 from rag.pipeline import build_pipeline  # noqa: E402
 from rag.settings import load_settings  # noqa: E402
 

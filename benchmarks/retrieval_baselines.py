@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.evaluate import evaluate_retrieval, load_questions  # noqa: E402
+from rag.eval.evaluate import evaluate_retrieval, load_questions  # noqa: E402
 from rag.pipeline import build_pipeline  # noqa: E402
 from rag.settings import load_settings  # noqa: E402
 

@@ -45,10 +45,10 @@ import chromadb  # noqa: E402
 import numpy as np  # noqa: E402
 from chromadb.config import Settings as ChromaClientSettings  # noqa: E402
 
-from rag.corpus import load_corpus  # noqa: E402
-from rag.evaluate import load_questions  # noqa: E402
+from rag.corpus.papers import load_corpus  # noqa: E402
+from rag.eval.evaluate import load_questions  # noqa: E402
 from rag.pipeline import build_pipeline  # noqa: E402
-from rag.retrieve import STATUS_GROUPS  # noqa: E402
+from rag.retrieve.search import STATUS_GROUPS  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 SHARED = ROOT.parent / "shared"

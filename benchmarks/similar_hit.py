@@ -15,10 +15,10 @@ import random
 import statistics
 import time
 
-from rag.corpus import load_corpus
+from rag.corpus.papers import load_corpus
 from rag.pipeline import build_pipeline
 from rag.settings import load_settings
-from rag.similar import similar
+from rag.explore.similar import similar
 
 OFF_TOPIC = [
     "Preheat the oven to 180 degrees. Mix flour, sugar and butter, then bake the cake for forty minutes until golden.",

@@ -7,7 +7,7 @@ Each line of the labels file is one cited sentence of a real answer of the embed
 cited abstracts state what the sentence says, `false` when they do not (wrong claim, wrong number,
 claim from another paper, or invented detail). The abstracts are read from ../shared by path.
 
-Judges compared: the shipped rule (rag.verify: content words held >= MIN_SUPPORT and every number
+Judges compared: the shipped rule (rag.answer.verify: content words held >= MIN_SUPPORT and every number
 present), the same with other word thresholds, numbers alone, and MiniLM cosine between the sentence and
 its closest abstract sentence at several thresholds (the embedding the app already has). Printed:
 agreement with the hand labels, Cohen's kappa, and how many unsupported sentences each judge catches.
@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from rag.corpus import Paper  # noqa: E402
-from rag.retrieve import Source  # noqa: E402
-from rag.verify import MIN_SUPPORT, check_sentence, split_sentences  # noqa: E402
+from rag.corpus.papers import Paper  # noqa: E402
+from rag.retrieve.search import Source  # noqa: E402
+from rag.answer.verify import MIN_SUPPORT, check_sentence, split_sentences  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 
@@ -75,7 +75,7 @@ def main() -> None:
         by_n = {int(n): Source(int(n), papers[pid], 0.0, (papers[pid].abstract,)) for n, pid in r["cited"].items()}
         checks.append(check_sentence(r["sentence"], by_n))
 
-    from rag.embeddings import make_embeddings
+    from rag.models.embeddings import make_embeddings
     from rag.settings import Settings
 
     embed = make_embeddings(Settings().embedding)
@@ -112,7 +112,7 @@ def main() -> None:
 
 def judge_answers(answers: list[dict], papers: dict[str, Paper]) -> None:
     """The shipped judge over every cited sentence of the eval's answers (the prose, not comparison tables)."""
-    from rag.verify import check_sentences
+    from rag.answer.verify import check_sentences
 
     verdicts = []
     for a in answers:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rag.pipeline import build_pipeline
 from rag.settings import load_settings
-from rag.topics import build_map, ensure_map, index_key, map_path
+from rag.explore.topics import build_map, ensure_map, index_key, map_path
 
 
 def peak_rss_mb() -> float:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from rag.errors import PaperChatError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent, build_pipeline
-from rag.retrieve import Filters
+from rag.retrieve.search import Filters
 from rag.settings import Settings, load_settings
 
 EXIT_OK, EXIT_SKIPPED, EXIT_ERROR = 0, 1, 2
@@ -45,7 +45,7 @@ def _print_load_report(report, stats, elapsed: float, out=None) -> None:
 
 
 def cmd_ingest_reviews(pipeline: Pipeline, args: argparse.Namespace) -> int:
-    from rag.reviews import load_reviews
+    from rag.corpus.reviews import load_reviews
 
     t0 = time.monotonic()
     reviews, report = load_reviews(args.paths)
@@ -86,8 +86,8 @@ def _ensure_ingested(pipeline: Pipeline) -> None:
 
 
 def _build_topic_map(pipeline: Pipeline) -> None:
-    """The topic map (rag.topics) is built once after ingest and stored; a current one is kept as is."""
-    from rag.topics import ensure_map
+    """The topic map (rag.explore.topics) is built once after ingest and stored; a current one is kept as is."""
+    from rag.explore.topics import ensure_map
 
     t0 = time.monotonic()
     topic_map, built = ensure_map(pipeline.index, pipeline.settings.data_dir)
@@ -157,7 +157,7 @@ def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
-    from rag.evaluate import format_report, run
+    from rag.eval.evaluate import format_report, run
 
     if not args.retrieval_only:
         print("paperchat eval: answering every question with the model too (minutes per question on CPU; "
@@ -183,7 +183,7 @@ def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> int:
-    from rag.fetch import HttpxTransport, fetch_venue
+    from rag.corpus.fetch import HttpxTransport, fetch_venue
 
     cfg = settings.openreview
     if transport is None:
@@ -211,7 +211,7 @@ def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> i
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rag.paperlists import import_file, write_jsonl
+    from rag.corpus.paperlists import import_file, write_jsonl
 
     src = Path(args.file)
     out = args.output or src.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".corpus.jsonl"

@@ -12,21 +12,21 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.aggregate import aggregate_text, parse_aggregate
-from rag.answer import Answer, closest_titles, is_chinese, stream_answer
-from rag.compare import introduced_names, is_comparison
-from rag.corpus import LoadReport, load_corpus
+from rag.answer.aggregate import aggregate_text, parse_aggregate
+from rag.answer.grounded import Answer, closest_titles, is_chinese, stream_answer
+from rag.answer.compare import introduced_names, is_comparison
+from rag.corpus.papers import LoadReport, load_corpus
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
-from rag.index import IngestStats, PaperIndex, ProgressFn, make_client
-from rag.local_llm import LocalModelServer
+from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
+from rag.models.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH
-from rag.question import clean_question
-from rag.reviews import Review, ReviewStore, fields_for, is_review_question, review_topic
-from rag.retrieve import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
-from rag.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
+from rag.answer.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH
+from rag.question.clean import clean_question
+from rag.corpus.reviews import Review, ReviewStore, fields_for, is_review_question, review_topic
+from rag.retrieve.search import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
+from rag.question.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
 from rag.settings import Settings
-from rag.verify import Coverage, coined_names, coverage, names_paper
+from rag.answer.verify import Coverage, coined_names, coverage, names_paper
 
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
@@ -71,13 +71,13 @@ class Pipeline:
     def llm(self) -> BaseChatModel:
         with self._lock:
             if self._llm is None:
-                from rag.llm import make_chat_model, make_local_server
+                from rag.models.llm import make_chat_model, make_local_server
 
                 if self.settings.llm.backend == "embedded":
                     self._server = make_local_server(self.settings).start()
                 self._llm = make_chat_model(self.settings, self._server)
             elif self._server is not None and self._server.ensure_running():
-                from rag.llm import make_chat_model  # restarted, maybe on another port: a new client
+                from rag.models.llm import make_chat_model  # restarted, maybe on another port: a new client
 
                 self._llm = make_chat_model(self.settings, self._server)
             return self._llm
@@ -129,7 +129,7 @@ class Pipeline:
             return None
         return self.ingest_files(self.settings.corpus, progress=progress)
 
-    # -- reviews (rag.reviews) -------------------------------------------------------------------
+    # -- reviews (rag.corpus.reviews) -------------------------------------------------------------------
     def review_store(self, create: bool = False) -> ReviewStore | None:
         """The reviews store, or None when no reviews were ever ingested (unless `create`)."""
         if self._reviews is None and (create or self.settings.reviews_path.exists()):
@@ -224,14 +224,14 @@ class Pipeline:
             return retrieve(self.index, question, self.settings.retrieval, filters, k)
 
     def search_query(self, question: str, history: Sequence[HistoryItem] = ()) -> Query:
-        """The standalone query to search for (rag.rewrite); the model is asked only when it helps."""
+        """The standalone query to search for (rag.question.rewrite); the model is asked only when it helps."""
         turns = exchanges(history)
         wanted = self.settings.retrieval.rewrite == "auto" and needs_rewrite(question, turns)
         return rewrite_query(question, turns, self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
 
     def coverage(self, question: str, query: Query, sources: Sequence[Source],
                  filters: Filters | None = None) -> Coverage | None:
-        """Whether the sources can answer (rag.verify): names from the question as written, key terms from
+        """Whether the sources can answer (rag.answer.verify): names from the question as written, key terms from
         the English query (the translation, for a question in another language)."""
         if not self.settings.retrieval.coverage_check:
             return None
@@ -254,7 +254,7 @@ class Pipeline:
         embedded server that died is restarted, so asking again works)."""
         question = clean_question(question, self.settings.retrieval.max_question_chars)
         counted = parse_aggregate(question)
-        if counted is not None:  # counts, averages, rankings: computed in code (rag.aggregate), no model call
+        if counted is not None:  # counts, averages, rankings: computed in code (rag.answer.aggregate), no model call
             store = self.review_store() if counted.needs_reviews else None
             if counted.needs_reviews and store is None:
                 text = NO_REVIEW_SCORES
@@ -305,7 +305,7 @@ def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
     """Wire the stages from settings; tests pass fakes for `embeddings` and `llm`."""
     prepare_offline(settings.cache_dir)
     if embeddings is None:
-        from rag.embeddings import make_embeddings
+        from rag.models.embeddings import make_embeddings
 
         embeddings = make_embeddings(settings.embedding)
     index = PaperIndex(make_client(settings), embeddings, settings)

@@ -127,7 +127,7 @@ class RetrievalSettings(_Group):
     )
     coverage_check: bool = Field(
         True, description="Decline without calling the model when the question names something no indexed paper "
-        "mentions, or its rare key terms are missing from the papers found (rag.verify.coverage)."
+        "mentions, or its rare key terms are missing from the papers found (rag.answer.verify.coverage)."
     )
 
 

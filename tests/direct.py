@@ -1,4 +1,4 @@
-"""Reference computations for the aggregate tests and benchmarks, written apart from rag/aggregate.py (plain
+"""Reference computations for the aggregate tests and benchmarks, written apart from rag/answer/aggregate.py (plain
 string walking, no regular expressions): the same definitions, reached another way."""
 
 from __future__ import annotations

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import gradio as gr
 
-from rag.answer import Answer
-from rag.citations import clean_citations
+from rag.answer.grounded import Answer
+from rag.answer.citations import clean_citations
 from rag.errors import ConfigError, PaperChatError, QuestionError
 from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
-from rag.question import clean_question
-from rag.retrieve import STATUS_GROUPS, Filters, primary_areas
-from rag.rewrite import Exchange
+from rag.question.clean import clean_question
+from rag.retrieve.search import STATUS_GROUPS, Filters, primary_areas
+from rag.question.rewrite import Exchange
 from rag.settings import UISettings
-from rag.topics import ensure_map
+from rag.explore.topics import ensure_map
 from ui import render
 from ui.busy import FairGate
 from ui.explore import build_explore, scoped

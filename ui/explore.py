@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from rag.compare import _name_of, is_comparison
-from rag.retrieve import Filters
-from rag.similar import SimilarResult, similar
-from rag.topics import TopicMap
+from rag.answer.compare import _name_of, is_comparison
+from rag.retrieve.search import Filters
+from rag.explore.similar import SimilarResult, similar
+from rag.explore.topics import TopicMap
 from ui.render import Turn, esc, safe_url
 
 MAX_BACKGROUND = 3_000  # background points drawn; the highlighted papers are always drawn on top

@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer import Answer
-from rag.corpus import Paper
-from rag.retrieve import Source
+from rag.answer.grounded import Answer
+from rag.corpus.papers import Paper
+from rag.retrieve.search import Source
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _MD_SPECIAL = re.compile(r"([\[\]\(\)`*_\\])")

@@ -1,4 +1,4 @@
-"""Client/server mode: the index checks of tests/unit/index_checks.py against a real `chroma run` server
+"""Client/server mode: the index checks of tests/unit/index/index_checks.py against a real `chroma run` server
 (bound to 127.0.0.1, telemetry off) and, side by side, the embedded store; an unreachable server is one
 clear error line."""
 
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rag.corpus import load_file
+from rag.corpus.papers import load_file
 from rag.errors import IndexError_
-from rag.index import make_client
+from rag.index.store import make_client
 from rag.offline import prime_tiktoken
 from rag.settings import SHIPPED_CORPUS, Settings
 from tests.conftest import NETGUARD, REPO
 from tests.integration.appserver import free_port, serving
-from tests.unit.index_checks import CHECKS, Store
+from tests.unit.index.index_checks import CHECKS, Store
 
 pytestmark = pytest.mark.integration
 CHROMA = Path(sys.executable).with_name("chroma")  # installed with chromadb

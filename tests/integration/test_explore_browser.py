@@ -126,7 +126,7 @@ def test_map_highlight_cluster_scope_similar_and_pinned_compare(explore_app, bro
 
 
 def inside(point, polygon) -> bool:
-    """Even-odd rule, written here apart from rag.topics."""
+    """Even-odd rule, written here apart from rag.explore.topics."""
     x, y = point
     hit = False
     for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):

@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from rag.corpus import load_file
-from rag.fetch import API, HttpxTransport, fetch_venue
+from rag.corpus.papers import load_file
+from rag.corpus.fetch import API, HttpxTransport, fetch_venue
 
 pytestmark = pytest.mark.skipif(os.environ.get("PAPERCHAT_LIVE_TESTS") != "1",
                                 reason="live OpenReview test: set PAPERCHAT_LIVE_TESTS=1")

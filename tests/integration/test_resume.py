@@ -16,12 +16,12 @@ import time
 
 import pytest
 
-from rag.corpus import load_file
-from rag.index import PaperIndex, make_client
+from rag.corpus.papers import load_file
+from rag.index.store import PaperIndex, make_client
 from rag.offline import prepare_offline
 from rag.settings import SHIPPED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings
-from tests.unit.index_checks import assert_complete
+from tests.unit.index.index_checks import assert_complete
 
 pytestmark = pytest.mark.integration
 STATS = re.compile(r"(\d+) new, (\d+) changed, (\d+) unchanged papers; (\d+) chunks embedded")

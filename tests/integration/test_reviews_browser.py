@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from rag.reviews import ReviewStore, parse_line
+from rag.corpus.reviews import ReviewStore, parse_line
 from tests.integration.appserver import ask, open_page, running_app, screenshot, wait_for_answer
 
 pytestmark = pytest.mark.integration

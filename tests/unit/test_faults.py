@@ -8,12 +8,12 @@ import socket
 import pytest
 import tiktoken
 
-from rag.answer import HISTORY_ANSWER_CHARS, MAX_HISTORY_TURNS
+from rag.answer.grounded import HISTORY_ANSWER_CHARS, MAX_HISTORY_TURNS
 from rag.cli import EXIT_ERROR, main
 from rag.errors import ModelError, QuestionError
 from rag.logs import RedactingFormatter, setup_logging
 from rag.pipeline import build_pipeline
-from rag.rewrite import Exchange
+from rag.question.rewrite import Exchange
 from rag.settings import Settings
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import WordHashEmbeddings

@@ -1,9 +1,9 @@
 """The explore helpers of the app: map rows, scopes, pinned comparisons, similar-paper HTML."""
 
-from rag.corpus import Paper
-from rag.retrieve import Filters
-from rag.similar import SimilarPaper, SimilarResult
-from rag.topics import TopicMap
+from rag.corpus.papers import Paper
+from rag.retrieve.search import Filters
+from rag.explore.similar import SimilarPaper, SimilarResult
+from rag.explore.topics import TopicMap
 from ui.explore import (CITED, SCOPED, Scope, cluster_choices, cluster_scope, from_px, lasso_scope, map_frame, map_svg,
                         pin, region_scope, scoped, scope_chip, similar_html, to_px)
 

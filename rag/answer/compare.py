@@ -1,0 +1,169 @@
+"""Stage 4c, compare: "compare X and Y" gets a table (problem, method, data, main result, limitation) for
+2 to 4 papers, every cell cited, before the model's short prose contrast.
+
+The cells are sentences of the cited paper's own abstract, picked by cue words and shortened, so each
+one is supported by construction; what an abstract does not say is written as "not stated", never
+guessed. Which papers: see `compared_papers` (named ones first, then the best match for each description
+the question gives, then the best-ranked); the rewritten query counts as naming too, since it resolves
+"the second one" against earlier turns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.retrieve.search import Source
+from rag.answer.verify import coined_names, content_words, share_held, split_sentences, word_set
+
+_COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
+                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
+                      r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
+_COUNT = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
+ASPECTS = ("problem", "method", "data", "main result", "limitation")
+ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
+NOT_STATED, NOT_STATED_ZH = "not stated in the abstract", "摘要未提及"
+MAX_CELL_WORDS = 28
+# Cue words per aspect, strongest first; a sentence is used for one aspect at most.
+_CUES: dict[str, tuple[str, ...]] = {
+    "method": ("we propose", "we introduce", "we present", "we develop", "we design", "this paper", "this work",
+               "our method", "our approach", "our framework", "we formulate", "we leverage", "propose", "introduce"),
+    "limitation": ("limitation", "at the cost", "remains challenging", "future work", "does not", "fails to",
+                   "is limited", "restricted to", "only applies", "trade-off", "however, our"),
+    "main result": ("outperform", "state-of-the-art", "improves", "improvement", "achieves", "surpass", "results show",
+                    "experiments show", "demonstrate", "reduces", "speedup", "%", "gains"),
+    "data": ("dataset", "benchmark", "experiments on", "evaluated on", "evaluate on", "corpus", "tasks", "trained on"),
+    "problem": ("challenge", "problem", "however", "struggle", "remain", "lack", "suffer", "limited", "costly",
+                "bottleneck", "difficult", "existing"),
+}
+_ORDER = ("method", "main result", "data", "limitation", "problem")  # who picks first: the most telling cues
+
+
+@dataclass(frozen=True)
+class Comparison:
+    papers: tuple[Source, ...]
+    cells: tuple[tuple[str, ...], ...]  # per paper, one cell per aspect (already cited with [n])
+    chinese: bool = False
+
+    def markdown(self) -> str:
+        aspects = ASPECTS_ZH if self.chinese else ASPECTS
+        head = "| " + ("论文" if self.chinese else "paper") + " | " + " | ".join(aspects) + " |"
+        rows = [head, "|" + "---|" * (len(aspects) + 1)]
+        for source, cells in zip(self.papers, self.cells):
+            title = _cell(source.paper.title)
+            rows.append(f"| {title} [{source.n}] | " + " | ".join(_cell(c) for c in cells) + " |")
+        return "\n".join(rows)
+
+    def to_json(self) -> dict:
+        return {"papers": [s.paper.id for s in self.papers],
+                "rows": [dict(zip(ASPECTS, cells)) for cells in self.cells]}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def is_comparison(question: str) -> bool:
+    return bool(_COMPARE.search(question))
+
+
+def wanted_count(question: str) -> int:
+    for word, n in _COUNT.items():
+        if re.search(rf"\b{word}\b" if word.isascii() else word, question, re.IGNORECASE):
+            return n
+    return 2
+
+
+def _name_of(title: str) -> str:
+    """The short name a paper goes by: the part before a colon ("LookaheadKV: ..."), else the title."""
+    head = title.split(":")[0].strip()
+    return head if len(head.split()) <= 4 else title
+
+
+# Where an English comparison question turns from one paper's description to the next ("..., the other ...");
+# a Chinese question is split through its English translation (compared_papers).
+_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
+                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
+
+
+def introduced_names(paper) -> set[str]:
+    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
+    names = set(coined_names(paper.title))
+    for sentence in split_sentences(paper.abstract):
+        if any(cue in sentence.lower() for cue in ("we propose", "we introduce", "we present", "we develop", "we call")):
+            names |= set(coined_names(sentence))
+    return names
+
+
+def _by_description(question: str, sources: Sequence[Source], count: int) -> list[Source]:
+    """Split "the one that X ... the one that Y" into its descriptions; the best-matching paper for each."""
+    parts = [p for p in _TURN.split(question) if len(content_words(p)) >= 3]
+    if len(parts) < 2:
+        return []
+    picked: list[Source] = []
+    for part in parts[:count]:
+        words = content_words(part)
+        scored = []
+        for s in sources:
+            if s in picked:
+                continue
+            scored.append((share_held(words, word_set(f"{s.paper.title} {s.paper.abstract}")), -s.n, s))
+        if scored:
+            picked.append(max(scored, key=lambda t: t[:2])[2])
+    return picked
+
+
+def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
+    """Which papers to compare, `count` in all (2-4): those named by title or short name, then by a coined
+    name they introduce ("DroPE"), then the best match for each description the question gives ("the
+    approach that X ... the one that Y"), then the best-ranked."""
+    count = max(2, min(4, count, len(sources)))
+    said = " ".join(texts)
+    names = set(coined_names(said))
+    by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
+    by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper)]
+    named = by_title + by_name
+    # descriptions are matched in English: the question, or its translation when it is not in English
+    english = next((t for t in texts if not re.search(r"[\u3000-\u9fff]", t)), "")
+    described = [s for s in _by_description(english, sources, count) if s not in named]
+    rest = [s for s in sources if s not in named and s not in described]
+    return sorted((named + described + rest)[:count], key=lambda s: s.n)
+
+
+def _shorten(sentence: str) -> str:
+    words = sentence.split()
+    return sentence if len(words) <= MAX_CELL_WORDS else " ".join(words[:MAX_CELL_WORDS]) + " …"
+
+
+_NOT_A_LIMITATION = re.compile(r"address(?:es|ing)? (?:this|these|the) limitation|limitations?, we|overcome", re.IGNORECASE)
+
+
+def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
+    """One abstract sentence per aspect (cited), or "not stated"."""
+    sentences = split_sentences(source.paper.abstract or source.text)
+    # "To address this limitation, we propose ..." states the method (and earlier work's limits), not this one's
+    taken: set[int] = {i for i, s in enumerate(sentences) if _NOT_A_LIMITATION.search(s) and
+                       not any(c in s.lower() for c in _CUES["method"])}
+    chosen: dict[str, str] = {}
+    for aspect in _ORDER:
+        if aspect == "problem" and sentences and 0 not in taken:  # abstracts open with the problem
+            chosen[aspect] = sentences[0]
+            continue
+        for cue in _CUES[aspect]:
+            hit = next((i for i, s in enumerate(sentences) if i not in taken and cue in s.lower()), None)
+            if hit is not None:
+                taken.add(hit)
+                chosen[aspect] = sentences[hit]
+                break
+    missing = NOT_STATED_ZH if chinese else NOT_STATED
+    return tuple(f"{_shorten(chosen[a])} [{source.n}]" if a in chosen else missing for a in ASPECTS)
+
+
+def build_comparison(texts: Sequence[str], sources: Sequence[Source], chinese: bool = False) -> Comparison | None:
+    """The table for a comparison question, or None when it is not one (or fewer than 2 papers were found)."""
+    question = texts[0] if texts else ""
+    if not is_comparison(question) or len(sources) < 2:
+        return None
+    papers = compared_papers(texts, sources, wanted_count(question))
+    return Comparison(tuple(papers), tuple(cells_for(s, chinese) for s in papers), chinese)

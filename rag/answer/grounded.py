@@ -1,0 +1,265 @@
+"""Stage 4, answer: a LangChain chain that grounds the model in numbered sources and streams a cited answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from rag.answer.citations import Citation, CitationFilter, to_citation
+from rag.answer.compare import Comparison, build_comparison
+from rag.errors import ModelError
+from rag.answer.prompts import (
+    ANSWER_TEMPLATE,
+    CANNOT_ANSWER,
+    CANNOT_ANSWER_ZH,
+    CLOSEST_EN,
+    CLOSEST_ZH,
+    COMPARE_INSTRUCTIONS_EN,
+    COMPARE_INSTRUCTIONS_ZH,
+    INSTRUCTIONS_EN,
+    INSTRUCTIONS_ZH,
+    RARE_TERMS_WHY_EN,
+    RARE_TERMS_WHY_ZH,
+    REVIEW_INSTRUCTIONS_EN,
+    REVIEW_INSTRUCTIONS_ZH,
+    REVIEW_SOURCE_TEMPLATE,
+    REFUSAL_EN,
+    REFUSAL_MARKERS,
+    REFUSAL_ZH,
+    SOURCE_TEMPLATE,
+    SYSTEM_PROMPT,
+    UNKNOWN_NAME_WHY_EN,
+    UNKNOWN_NAME_WHY_ZH,
+)
+from rag.retrieve.search import Source
+from rag.question.rewrite import HistoryItem, exchanges
+from rag.answer.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, drop_extra_citations, echoes
+
+# What an answer must never repeat: the instructions (an abstract or a question may ask for them).
+PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
+                   REVIEW_INSTRUCTIONS_EN, REVIEW_INSTRUCTIONS_ZH)
+
+ANSWER_PROMPT = ChatPromptTemplate.from_messages(
+    [("system", SYSTEM_PROMPT), MessagesPlaceholder("history"), ("human", ANSWER_TEMPLATE)]
+)
+MAX_HISTORY_TURNS = 2  # earlier turns cost prefill time on a CPU and rarely matter
+HISTORY_ANSWER_CHARS = 1_200  # an earlier answer (a comparison table included) is cut here in the prompt
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    sources: list[Source]
+    citations: list[Citation] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
+    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.verify.coverage) or "model"
+    comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
+    counted: bool = False  # an aggregate answer (rag.answer.aggregate): a count with its papers listed, no citations
+    unsupported_citations: list[int] = field(default_factory=list)  # [n] taken out of sentences n does not
+    # support, next to sources that do (rag.answer.verify.drop_extra_citations)
+
+    @property
+    def prose(self) -> str:
+        """The answer without its comparison table: what the model wrote (or the refusal)."""
+        if not self.comparison:
+            return self.text
+        return "\n".join(line for line in self.text.splitlines() if not line.startswith("|")).strip()
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.refusal)
+
+    def to_json(self) -> dict:
+        return {
+            "answer": self.text,
+            "citations": [{"n": c.n, "id": c.id, "title": c.title}
+                          | ({"kind": "review", "review_id": c.review_id, "url": c.url} if c.review_id else {})
+                          for c in self.citations],
+            "retrieved": [s.paper.id for s in self.sources],
+            "dropped_citations": self.dropped,
+            "refused": self.refused,
+            "sentences": [c.to_json() for c in self.sentences],
+            "comparison": self.comparison.to_json() if self.comparison else None,
+            "counted": self.counted,
+            "removed_citations": self.unsupported_citations,
+        }
+
+
+def is_chinese(text: str) -> bool:
+    return len(_CJK.findall(text)) >= 2
+
+
+def format_source(s: Source) -> str:
+    if s.review_id:
+        return REVIEW_SOURCE_TEMPLATE.format(n=s.n, review_id=s.review_id, title=s.paper.title,
+                                             scores=s.review_scores or "no scores", text=s.text)
+    return SOURCE_TEMPLATE.format(n=s.n, title=s.paper.title, status=s.paper.status or "status unknown",
+                                  paper_id=s.paper.id, text=s.text)
+
+
+def format_sources(sources: Sequence[Source]) -> str:
+    return "\n\n".join(format_source(s) for s in sources)
+
+
+def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
+    """Earlier turns as chat messages, most recent last; an answer names the papers its [n] meant."""
+    messages: list[BaseMessage] = []
+    for turn in exchanges(history)[-MAX_HISTORY_TURNS:]:
+        shown = "; ".join(f"[{i}] {title}" for i, title in enumerate(turn.papers, start=1))
+        earlier = turn.answer if len(turn.answer) <= HISTORY_ANSWER_CHARS else turn.answer[:HISTORY_ANSWER_CHARS] + " …"
+        messages += [HumanMessage(turn.question), AIMessage(earlier + (f"\n(Papers: {shown})" if shown else ""))]
+    return messages
+
+
+def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
+                  compare: bool = False) -> dict:
+    chinese = is_chinese(question)
+    if sources and all(s.review_id for s in sources):
+        instructions = REVIEW_INSTRUCTIONS_ZH if chinese else REVIEW_INSTRUCTIONS_EN
+    elif compare:
+        instructions = COMPARE_INSTRUCTIONS_ZH if chinese else COMPARE_INSTRUCTIONS_EN
+    else:
+        instructions = INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN
+    return {
+        "sources": format_sources(sources),
+        "question": question.strip(),
+        "instructions": instructions,
+        "history": history_messages(history),
+    }
+
+
+def closest_titles(sources: Sequence[Source], n: int = 3) -> str:
+    return "; ".join(f"\u201c{s.paper.title}\u201d" for s in list(sources)[:n])
+
+
+def refusal_text(question: str, sources: Sequence[Source], cover: Coverage) -> str:
+    """The plain "not covered" answer, in the question's language, with why and the closest papers."""
+    zh = is_chinese(question)
+    if cover.unknown_names:
+        why = (UNKNOWN_NAME_WHY_ZH if zh else UNKNOWN_NAME_WHY_EN).format(names=", ".join(cover.unknown_names))
+    elif cover.rare_terms:
+        why = (RARE_TERMS_WHY_ZH if zh else RARE_TERMS_WHY_EN).format(terms=", ".join(cover.rare_terms[:5]))
+    else:
+        why = ""
+    return (REFUSAL_ZH if zh else REFUSAL_EN).format(why=why, titles=closest_titles(sources))
+
+
+def _error_names(exc: BaseException) -> str:
+    """The class names of an exception, its bases and its causes: SDKs wrap one error in another."""
+    names, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        names += [c.__name__ for c in type(exc).__mro__]
+        exc = exc.__cause__ or exc.__context__
+    return " ".join(names)
+
+
+def _model_error(exc: Exception) -> ModelError:
+    name = _error_names(exc)
+    if "RemoteProtocol" in name or "ReadError" in name:
+        return ModelError("The model server closed the connection in the middle of the answer (did it stop?). Ask again.")
+    if "JSONDecode" in name or "Decode" in name:
+        return ModelError("The model server sent a reply that is not an OpenAI-compatible response: check "
+                          "PAPERCHAT_LLM__BASE_URL points at an OpenAI-compatible /v1 endpoint.")
+    if "InternalServer" in name or "ServiceUnavailable" in name:
+        return ModelError("The model server answered with an error (HTTP 5xx). Try again; if it keeps failing, "
+                          "check the model server's log.")
+    if "Timeout" in name:
+        return ModelError("The model took too long to answer. Try again, or raise PAPERCHAT_LLM__TIMEOUT_S.")
+    if "Connection" in name:
+        return ModelError("The model server cannot be reached. Check that it is running (or PAPERCHAT_LLM__BASE_URL), then retry.")
+    if "Authentication" in name or "PermissionDenied" in name:
+        return ModelError("The model server refused the API key: check OPENAI_API_KEY or PAPERCHAT_LLM__API_KEY.")
+    if "NotFound" in name:
+        return ModelError("The model server does not know that model: check PAPERCHAT_LLM__MODEL.")
+    return ModelError(f"The model call failed ({exc.__class__.__name__}). Try again; if it keeps failing, "
+                      "check the model server's log.")
+
+
+def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel | None,
+                  history: Sequence[HistoryItem] = (), cover: Coverage | None = None,
+                  named: Sequence[str] = ()) -> Iterator[str | Answer]:
+    """Yield clean answer text as it is written, then the final `Answer` (always last).
+
+    When `cover` says the sources cannot answer, the model is not called: the answer says so and
+    names the closest papers. A comparison question gets its table first (rag.answer.compare; `named` are
+    extra texts that may name the papers, such as the rewritten query), then the model's contrast of
+    just those papers. Every sentence the model writes is checked against what it cites."""
+    sources = list(sources)
+    if not sources:
+        text = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
+        yield text
+        yield Answer(question, text, sources, refusal="code")
+        return
+    if cover is not None and not cover.answerable:
+        text = refusal_text(question, sources, cover)
+        yield text
+        yield Answer(question, text, sources, refusal="code")
+        return
+    # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
+    # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
+    # the HTTP response at once, so the model server cancels generation when the user presses Stop.
+    reviews = all(s.review_id for s in sources)
+    comparison = None if reviews else build_comparison([question, *named], sources, is_chinese(question))
+    shown = list(comparison.papers) if comparison else sources
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, shown, history, compare=bool(comparison)))
+    citations = CitationFilter(shown)
+    table = comparison.markdown() + "\n\n" if comparison else ""
+    if table:
+        yield table
+    parts: list[str] = []
+    try:
+        for chunk in llm.stream(messages):
+            clean = citations.feed(str(chunk.text))
+            if clean:
+                parts.append(clean)
+                yield clean
+    except ModelError:
+        raise
+    except Exception as exc:  # the SDK's errors: say what to do, never show a stack trace
+        raise _model_error(exc) from exc
+    tail = citations.finish()
+    if tail:
+        parts.append(tail)
+        yield tail
+    prose = "".join(parts).strip()
+    recited = echoes(prose, PRIVATE_PROMPTS)
+    if recited:  # the model was talked into reciting its instructions: say no instead
+        prose = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
+        yield "\n\n" + prose
+    prose, attributed, added = attribute_uncited(prose, shown)
+    prose, unsupported = drop_extra_citations(prose, shown)
+    cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
+                                        key=lambda n: prose.find(f"[{n}]"))  # as they appear
+    by_n = {s.n: s for s in shown}
+    refusal = ""
+    # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one
+    if not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
+        refusal = "model"
+        closest = "\n\n" + (CLOSEST_ZH if is_chinese(question) else CLOSEST_EN).format(titles=closest_titles(sources))
+        prose += closest
+        yield closest
+    cited = [to_citation(by_n[n]) for n in cited_n]
+    if comparison:  # the table cites every compared paper
+        cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
+    yield Answer(question, table + prose, sources, cited, citations.dropped,
+                 sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison,
+                 unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
+
+
+def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
+           history: Sequence[HistoryItem] = (), cover: Coverage | None = None, named: Sequence[str] = ()) -> Answer:
+    """The whole answer at once."""
+    result = None
+    for item in stream_answer(question, sources, llm, history, cover, named):
+        result = item
+    assert isinstance(result, Answer)
+    return result

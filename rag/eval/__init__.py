@@ -1,0 +1,1 @@
+"""Evaluation: retrieval and answer figures on labeled questions."""

@@ -1,0 +1,1 @@
+"""Beside the trip, explore: similar papers and the topic map."""

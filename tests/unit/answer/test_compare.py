@@ -1,0 +1,83 @@
+"""Comparison questions: which papers, one cited abstract sentence per aspect, and the answer around it."""
+
+from rag.answer.grounded import answer
+from rag.answer.compare import NOT_STATED, build_comparison, compared_papers, is_comparison, wanted_count
+from rag.corpus.papers import Paper
+from rag.retrieve.search import Source
+from tests.fakes import fake_chat
+
+KV = Paper(id="RVLMGPXt2i", title="LookaheadKV: Fast and Accurate KV Cache Eviction",
+           abstract="Long contexts make the KV cache a memory bottleneck. We propose LookaheadKV, which predicts "
+                    "future attention with a small draft. On LongBench it outperforms SnapKV by 4 points.")
+DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context of Pretrained LLMs by Dropping Their Positional Embeddings",
+              abstract="Positional embeddings limit length generalization. We introduce DroPE, which removes them "
+                       "after pretraining. Experiments on RULER show 8x longer contexts. "
+                       "However, our recalibration is limited to decoder-only models.")
+OTHER = Paper(id="Xx12345678", title="Graph Diffusion", abstract="We study graphs.")
+SOURCES = [Source(1, OTHER, 0.9, ("We study graphs.",)), Source(2, DROPE, 0.8, (DROPE.abstract,)),
+           Source(3, KV, 0.7, (KV.abstract,))]
+
+
+def test_comparison_questions_are_recognised_in_both_languages():
+    assert is_comparison("How does DroPE differ from LookaheadKV?")
+    assert is_comparison("Compare the three papers") and wanted_count("Compare the three papers") == 3
+    assert is_comparison("这两篇论文有什么区别？") and wanted_count("这两篇论文有什么区别？") == 2
+    assert not is_comparison("Which papers compress the KV cache?")
+    # "one paper ..., the other ...": a comparison even when it only asks what each one does
+    assert is_comparison("两篇论文都改进CLIP：一篇给出闭式解，另一篇用核均值嵌入。它们分别想解决什么问题？")
+    assert is_comparison("One paper prunes experts while the other merges them: what problem does each solve?")
+    assert not is_comparison("对比式学习里有没有建模条件不确定性的方法？")
+
+
+def test_named_papers_come_first_then_the_best_ranked():
+    # LookaheadKV by its title's short name, DroPE by the name its abstract introduces; not the top-ranked paper 1
+    assert [s.n for s in compared_papers(["How does DroPE differ from LookaheadKV?"], SOURCES, 2)] == [2, 3]
+    assert [s.n for s in compared_papers(["Compare the three papers"], SOURCES, 3)] == [1, 2, 3]
+    # the rewritten query names the earlier paper by title ("the second one" resolved)
+    texts = ["how does the second one differ from LookaheadKV?",
+             "Extending the Context of Pretrained LLMs by Dropping Their Positional Embeddings vs LookaheadKV"]
+    assert [s.n for s in compared_papers(texts, SOURCES, 2)] == [2, 3]
+
+
+def test_every_cell_is_a_cited_sentence_of_that_paper_or_not_stated():
+    table = build_comparison(["Compare DroPE and LookaheadKV"], SOURCES[1:])
+    assert [s.paper.id for s in table.papers] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    drope, kv = table.cells
+    assert drope == ("Positional embeddings limit length generalization. [2]",
+                     "We introduce DroPE, which removes them after pretraining. [2]",
+                     "Experiments on RULER show 8x longer contexts. [2]", NOT_STATED,
+                     "However, our recalibration is limited to decoder-only models. [2]")
+    assert kv[1].startswith("We propose LookaheadKV") and kv[3].startswith("On LongBench it outperforms")
+    assert kv[4] == NOT_STATED
+    md = table.markdown()
+    assert md.splitlines()[0] == "| paper | problem | method | data | main result | limitation |"
+    assert "| Extending the Context" in md and md.count("\n") == 3
+    assert build_comparison(["Which papers drop positional embeddings?"], SOURCES) is None
+
+
+def test_a_comparison_answer_opens_with_the_table_and_shows_the_model_only_those_papers():
+    llm = fake_chat("DroPE removes positional embeddings [2], while LookaheadKV predicts future attention [3].")
+    got = answer("How does DroPE differ from LookaheadKV?", SOURCES, llm)
+    assert got.text.startswith("| paper | problem |") and got.text.endswith("predicts future attention [3].")
+    assert [c.id for c in got.citations] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    assert got.to_json()["comparison"]["papers"] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    assert [s.supported for s in got.sentences] == [True]  # only the prose is checked; the table is extractive
+
+
+def test_addressing_earlier_work_s_limitation_is_the_method_not_a_limitation():
+    from rag.answer.compare import cells_for
+
+    star = Paper(id="STARxxxxx1", title="STAR: Strategy-driven red-teaming",
+                 abstract="Existing red-teaming stays in text space. To address this limitation, we shift the search to "
+                          "activation space and propose STAR. STAR outperforms baselines in attack success rate.")
+    problem, method, data, result, limitation = cells_for(Source(1, star, 1.0, (star.abstract,)))
+    assert method.startswith("To address this limitation, we shift") and limitation == NOT_STATED
+    assert problem.startswith("Existing red-teaming") and result.startswith("STAR outperforms")
+
+
+def test_each_description_in_the_question_picks_its_own_paper_over_rank():
+    graphs = Paper(id="Gr12345678", title="Graph Diffusion", abstract="We study graph diffusion models for molecules.")
+    question = ("How does the method that removes positional embeddings after pretraining differ from the one that "
+                "predicts future attention to evict KV cache entries?")
+    ranked = [Source(1, graphs, 0.9, ()), Source(2, OTHER, 0.8, ()), Source(3, DROPE, 0.7, ()), Source(4, KV, 0.6, ())]
+    assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]

@@ -1,0 +1,137 @@
+"""Plain-code checks around the answer: can the retrieved papers answer at all, and does each sentence's
+cited abstract hold its words and numbers."""
+
+from rag.corpus.papers import Paper
+from rag.index.lexical import LexicalIndex
+from rag.retrieve.search import Source
+from rag.answer.verify import check_sentences, coined_names, coverage, split_sentences
+from tests.unit.index.test_lexical import chunk
+
+DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context of Pretrained LLMs by Dropping their Positional Embeddings",
+              abstract="DroPE removes positional embeddings after pretraining and recalibrates briefly. "
+                       "It extends context to 8x the training length with 99.1% retrieval accuracy.")
+KV = Paper(id="RVLMGPXt2i", title="LookaheadKV: fast KV cache eviction",
+           abstract="LookaheadKV predicts future attention to evict key value cache entries, cutting memory by 60%.")
+SOURCES = [Source(1, DROPE, 0.9, (DROPE.abstract,)), Source(2, KV, 0.5, (KV.abstract,))]
+
+
+def make_index(tmp_path):
+    lex = LexicalIndex(tmp_path / "lex.sqlite")
+    lex.upsert([chunk(f"{p.id}:0", p.title, p.abstract) for p in (DROPE, KV)]
+               + [chunk(f"P{i}:0", f"Paper {i}", "language models attention memory training") for i in range(40)])
+    return lex
+
+
+def test_document_frequency_is_stemmed_and_counts_chunks(tmp_path):
+    lex = make_index(tmp_path)
+    assert lex.document_frequency(["embeddings", "embedding", "memory", "honeybee"]) == {
+        "embeddings": 1, "embedding": 1, "memory": 41, "honeybee": 0}
+
+
+def test_a_name_no_paper_mentions_means_no_answer(tmp_path):
+    lex = make_index(tmp_path)
+    assert coined_names("How does TetraPrune compare with LookaheadKV and Qwen2?") == ["TetraPrune", "LookaheadKV", "Qwen2"]
+    got = coverage(["What pruning criterion does TetraPrune use?"], SOURCES, lex.document_frequency, lex.count())
+    assert not got.answerable and got.unknown_names == ("TetraPrune",)
+    ok = coverage(["How does LookaheadKV evict entries?"], SOURCES, lex.document_frequency, lex.count())
+    assert ok.answerable
+
+
+def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
+    lex = make_index(tmp_path)
+    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency, lex.count())
+    assert not bees.answerable and "honeybee" in bees.rare_terms and bees.best_coverage < 0.5
+    # missing rare words alone are not enough: a paper close to the question in meaning keeps it answerable
+    close = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
+                     lex.count(), similarity=lambda: 0.7)
+    assert close.answerable and close.similarity == 0.7
+    asked = coverage(["Has anyone compressed the KV cache in oral papers?"], SOURCES, lex.document_frequency, lex.count())
+    assert "anyone" not in asked.rare_terms and "oral" not in asked.rare_terms
+    drope = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES,
+                     lex.document_frequency, lex.count())
+    assert drope.answerable and drope.best_coverage >= 0.5
+    assert not coverage(["anything"], [], lex.document_frequency, lex.count()).answerable
+
+
+def test_sentences_split_at_full_stops_keeping_their_markers():
+    text = "DroPE drops embeddings [1]. It reaches 99.1% accuracy, e.g. on NIAH [1][2]. 它延长了上下文[1]。还有呢"
+    assert split_sentences(text) == ["DroPE drops embeddings [1].", "It reaches 99.1% accuracy, e.g. on NIAH [1][2].",
+                                     "它延长了上下文[1]。", "还有呢"]
+    # markers written first go with the sentence after them
+    assert split_sentences("[1] DroPE：去掉位置编码。[2] LookaheadKV：预测注意力。") == [
+        "[1] DroPE：去掉位置编码。", "[2] LookaheadKV：预测注意力。"]
+
+
+def test_supported_unsupported_and_unchecked_sentences():
+    text = ("DroPE removes positional embeddings after pretraining [1]. "
+            "LookaheadKV cuts memory by 60% [2]. "
+            "LookaheadKV cuts memory by 75% [2]. "
+            "DroPE was trained on protein folding trajectories with reinforcement learning [1]. "
+            "Both are interesting. "
+            "该方法[1]。")
+    checks = check_sentences(text, SOURCES)
+    assert [c.supported for c in checks] == [True, True, False, False, None, None]
+    assert checks[2].missing_numbers == ("75",)
+    assert checks[0].cited == (1,) and checks[0].support == 1.0
+    assert checks[3].support < 0.5
+
+
+def test_an_uncited_sentence_restating_one_abstract_gets_its_citation():
+    from rag.answer.verify import attribute_uncited
+
+    text = ("DroPE removes positional embeddings after pretraining and recalibrates briefly. "
+            "LookaheadKV cuts memory [2]. Both matter for long contexts in practice somehow.")
+    cited, done, added = attribute_uncited(text, SOURCES)
+    assert cited.startswith("DroPE removes positional embeddings after pretraining and recalibrates briefly [1].")
+    assert added == [1] and done == ["DroPE removes positional embeddings after pretraining and recalibrates briefly [1]."]
+    assert cited.endswith("Both matter for long contexts in practice somehow.")  # no source holds it: left uncited
+    checks = check_sentences(cited, SOURCES, done)
+    assert [(c.supported, c.attributed) for c in checks] == [(True, True), (True, False), (None, False)]
+
+
+def test_sentences_that_only_point_at_a_source_are_not_judged():
+    checks = check_sentences("This work is described in [1]. The retrieved papers [1] and [2] provide details.", SOURCES)
+    assert [c.supported for c in checks] == [None, None]
+
+
+def test_an_extra_citation_that_holds_none_of_the_sentence_makes_it_unsupported():
+    text = ("DroPE removes positional embeddings after pretraining [1][2]. "
+            "DroPE removes positional embeddings while LookaheadKV predicts future attention [1][2].")
+    assert [c.supported for c in check_sentences(text, SOURCES)] == [False, True]
+
+
+def test_a_comparison_may_find_its_rare_terms_across_the_papers_compared():
+    from rag.corpus.papers import Paper
+    from rag.retrieve.search import Source
+    from rag.answer.verify import coverage
+
+    a = Source(1, Paper(id="A", title="LookaheadKV: fast eviction", abstract="LookaheadKV evicts cache entries."), 1.0)
+    b = Source(2, Paper(id="B", title="TokMem: token memory", abstract="TokMem stores procedures as tokens."), 0.9)
+    c = Source(3, Paper(id="C", title="Zebra stripes", abstract="Stripes deter flies."), 0.8)
+    freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  every term is rare
+    q = ["Compare LookaheadKV, TokMem and zebra"]
+    assert not coverage(q, [a, b, c], freq, 1000).answerable  # no single paper holds half of them
+    assert coverage(q, [a, b, c], freq, 1000, comparison=True).answerable  # together they hold them all
+    # ... but terms no paper holds still decline it
+    assert not coverage(["Compare LookaheadKV with quokkas and wombats"], [a, b], freq, 1000, comparison=True,
+                        similarity=lambda: 0.1).answerable
+
+
+ZEBRA = Paper(id="ZebraPaper", title="Zebra stripes deter biting flies",
+              abstract="Stripes on zebras reduce landings of horseflies in field trials.")
+
+
+def test_a_cited_paper_holding_none_of_a_sentences_words_is_taken_out_when_others_support_it():
+    from rag.answer.verify import drop_extra_citations
+
+    sources = [*SOURCES, Source(3, ZEBRA, 0.2, (ZEBRA.abstract,))]
+    text = ("DroPE removes positional embeddings after pretraining and extends context. [1], [3] "
+            "Zebra stripes reduce horseflies [3]. It evicts cache entries and removes embeddings [1][2].")
+    assert split_sentences(text)[0].endswith("context. [1], [3]")  # a comma-separated run stays with its sentence
+    pruned, removed = drop_extra_citations(text, sources)
+    assert pruned == ("DroPE removes positional embeddings after pretraining and extends context. [1] "
+                      "Zebra stripes reduce horseflies [3]. It evicts cache entries and removes embeddings [1][2].")
+    assert removed == [3]  # [3] stays where it supports; [1][2] each hold part of the last sentence: both kept
+    nobody = "Honeybees dance to point at flowers [1][3]."  # nothing supports it: left as written, to be flagged
+    assert drop_extra_citations(nobody, sources) == (nobody, [])
+    assert check_sentences(pruned, sources)[0].supported and not check_sentences(text, sources)[0].supported

@@ -1,0 +1,111 @@
+"""The eval harness on a scripted retriever: the figures are computed from ranks, not guessed."""
+
+import json
+
+import pytest
+
+from rag.corpus.papers import Paper
+from rag.errors import CorpusError
+from rag.eval.evaluate import evaluate_retrieval, format_report, load_questions
+from rag.retrieve.search import Filters, Source, constraints_in, merge_filters
+
+QUESTIONS = [
+    {"qid": "L1", "kind": "lookup", "lang": "en", "question": "q1", "gold": ["A"], "also_relevant": []},
+    {"qid": "L2", "kind": "lookup", "lang": "zh", "question": "q2", "gold": ["B"], "also_relevant": ["C"]},
+    {"qid": "L3", "kind": "lookup", "lang": "en", "question": "q3", "gold": ["Z"], "also_relevant": []},
+    {"qid": "C1", "kind": "compare", "lang": "en", "question": "q4", "gold": ["A", "B"], "also_relevant": []},
+    {"qid": "F1", "kind": "followup", "lang": "en", "turns": [{"question": "t1", "gold": ["A"]},
+                                                                {"question": "t2", "gold": ["Z"]}], "gold": ["A", "Z"]},
+    {"qid": "X1", "kind": "filtered", "lang": "en", "question": "Which oral papers q5", "gold": ["A"]},
+]
+RANKING = {"q1": "ABCD", "q2": "DCBA", "q3": "ABCD", "q4": "BXYZA", "t1": "ABCD", "t2": "ABCD",
+           "Which oral papers q5": "ABCD"}
+STATUS = {"A": "Oral", "B": "Poster", "C": "Oral", "D": "Poster", "X": "Poster", "Y": "Poster", "Z": "Poster"}
+
+
+def retrieve(queries, filters):
+    question = queries[0]
+    return [Source(n, Paper(id=pid, title=pid, abstract="a", status=STATUS[pid]), 1.0 / n)
+            for n, pid in enumerate(RANKING[question], start=1)]
+
+
+def test_figures_follow_the_ranks():
+    report, rows = evaluate_retrieval(QUESTIONS, retrieve, lambda q: constraints_in(q))
+    lookup = report["lookup"]
+    assert lookup["recall@1"] == round(1 / 3, 3)  # only L1 has its paper first
+    assert lookup["recall@5"] == round(2 / 3, 3)  # L2 finds also_relevant C at rank 2; L3 never
+    assert lookup["mrr@10"] == round((1 + 1 / 2 + 0) / 3, 3)
+    assert lookup["by_lang"]["zh"] == {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "n": 1}
+    assert report["compare"]["both_gold_top10"] == 1.0
+    assert report["followup"]["turn_recall@5"] == 0.5
+    assert report["filtered"]["constraint_precision@5"] == 0.5  # A and C are orals among A B C D
+    assert report["latency_ms"]["n"] == 7
+    assert "lookup" in format_report(report) and "p95" in format_report(report)
+    assert json.loads(json.dumps(report)) == report  # --json prints it as is
+
+
+def test_questions_file_errors_name_the_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(QUESTIONS[0]) + "\n{oops\n")
+    with pytest.raises(CorpusError, match=":2: malformed JSON"):
+        load_questions(path)
+    path.write_text(json.dumps(dict(QUESTIONS[0], kind="trivia")) + "\n")
+    with pytest.raises(CorpusError, match="unknown kind 'trivia'"):
+        load_questions(path)
+
+
+@pytest.mark.parametrize("question, statuses, areas", [
+    ("Which ORAL papers distill video diffusion?", ("Oral", "Oral (conditional)"), ()),
+    ("Which accepted papers in the datasets and benchmarks area evaluate LLMs?",
+     ("Oral", "Oral (conditional)", "Poster", "Poster (conditional)"), ("datasets and benchmarks",)),
+    ("哪些已录用的论文研究元认知？", ("Oral", "Oral (conditional)", "Poster", "Poster (conditional)"), ()),
+    ("Papers in the made-up area about cats", (), ()),  # unknown areas never filter everything out
+    ("What is DroPE?", (), ()),
+])
+def test_constraints_stated_in_questions(question, statuses, areas):
+    got = constraints_in(question, ["datasets and benchmarks", "reinforcement learning"])
+    assert got == Filters(statuses=statuses, primary_areas=areas)
+
+
+def test_ui_filters_win_over_stated_ones():
+    stated = Filters(statuses=("Oral",), primary_areas=("x",))
+    assert merge_filters(Filters(statuses=("Poster",)), stated) == Filters(statuses=("Poster",), primary_areas=("x",))
+    assert merge_filters(None, stated) == stated
+
+
+def test_answer_figures_come_from_the_answers():
+    from rag.answer.grounded import Answer
+    from rag.answer.citations import Citation
+    from rag.eval.evaluate import evaluate_answers, merge_answer_figures
+
+    questions = [
+        {"qid": "L1", "kind": "lookup", "lang": "en", "question": "q1", "gold": ["A"]},
+        {"qid": "L2", "kind": "lookup", "lang": "zh", "question": "问题二", "gold": ["B"]},
+        {"qid": "C1", "kind": "compare", "lang": "en", "question": "q4", "gold": ["A", "B"]},
+        {"qid": "U1", "kind": "unanswerable", "lang": "en", "question": "u1", "gold": []},
+        {"qid": "U2", "kind": "unanswerable", "lang": "en", "question": "u2", "gold": []},
+    ]
+    papers = {pid: Paper(id=pid, title=pid, abstract="a", status="Poster") for pid in "ABC"}
+    sources = [Source(n, papers[pid], 1.0) for n, pid in enumerate("ABC", start=1)]
+
+    def cite(*ids):
+        return [Citation(n=sources["ABC".index(i)].n, id=i, title=i, status="Poster", url="") for i in ids]
+
+    scripted = {
+        "q1": Answer("q1", "A does it [1].", sources, cite("A")),
+        "问题二": Answer("问题二", "The answer is in English [3].", sources, cite("C")),  # wrong paper, wrong language
+        "q4": Answer("q4", "A [1] and B [2].", sources, cite("A", "B")),
+        "u1": Answer("u1", "The retrieved papers do not cover this question.", sources, [], refusal="model"),
+        "u2": Answer("u2", "C invents an answer [3].", sources, cite("C")),
+    }
+    report, rows = evaluate_answers(questions, lambda q, f: scripted[q])
+    assert report["lookup"]["cites_gold"] == 0.5 and report["lookup"]["refusal_rate"] == 0.0
+    assert report["lookup"]["by_lang"]["zh"]["in_question_language"] == 0.0
+    assert report["compare"]["cites_both_gold"] == 1.0
+    assert report["unanswerable"]["refusal_rate"] == 0.5
+    assert report["lookup"]["cited_not_retrieved"] == 0
+    retrieval, _ = evaluate_retrieval(QUESTIONS, retrieve)
+    merge_answer_figures(retrieval, report)
+    assert retrieval["unanswerable"]["answer_refusal_rate"] == 0.5
+    assert retrieval["lookup"]["by_lang"]["zh"]["answer_cites_gold"] == 0.0
+    assert json.loads(json.dumps(retrieval)) == retrieval

@@ -1,0 +1,82 @@
+"""Query rewriting: when the model is asked, what it is shown, and how its reply is used."""
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from rag.question.rewrite import Exchange, clean_query, is_foreign, needs_rewrite, rewrite_query
+
+
+class Recorder:
+    """A chat model stand-in that records every prompt and replies from a script (or raises)."""
+
+    def __init__(self, *replies):
+        self.replies, self.prompts = list(replies), []
+
+    def invoke(self, messages):
+        self.prompts.append("\n".join(str(m.content) for m in messages))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return AIMessage(content=reply)
+
+
+SHOWN = Exchange("Which papers drop positional embeddings?", "DroPE does [1].",
+                 ("Dropping positional embeddings", "LookaheadKV: evicting the KV cache"))
+
+
+@pytest.mark.parametrize("text, foreign", [
+    ("有没有关于KV缓存压缩的论文？", True), ("KV cache compression?", False), ("Über Diffusionsmodelle", False),
+    ("Что такое DroPE?", True), ("ViT", False), ("", False),
+])
+def test_is_foreign(text, foreign):
+    assert is_foreign(text) is foreign
+
+
+def test_first_english_question_is_searched_as_written_without_a_model_call():
+    model = Recorder()
+    query = rewrite_query("Which papers compress the KV cache?", [], model)
+    assert query.text == "Which papers compress the KV cache?" and not query.rewritten
+    assert model.prompts == []
+
+
+def test_followup_is_rewritten_with_the_papers_shown_earlier():
+    model = Recorder('Query: "LookaheadKV KV cache eviction compared with DroPE"\nBecause the user...')
+    query = rewrite_query("How does the second one differ?", [SHOWN], model)
+    assert query.rewritten and query.reason == "followup"
+    assert query.text == "LookaheadKV KV cache eviction compared with DroPE"  # label, quotes, extra lines removed
+    assert "[2] LookaheadKV: evicting the KV cache" in model.prompts[0]
+    assert "Latest message: How does the second one differ?" in model.prompts[0]
+
+
+def test_chinese_question_is_translated():
+    model = Recorder("KV cache compression for large language models")
+    query = rewrite_query("有没有关于KV缓存压缩的论文？", [], model)
+    assert (query.text, query.reason) == ("KV cache compression for large language models", "translate")
+
+
+@pytest.mark.parametrize("reply", [ConnectionError("down"), "", "还是中文的回答"])
+def test_a_failed_or_unusable_rewrite_falls_back_to_the_question(reply):
+    query = rewrite_query("有没有关于KV缓存压缩的论文？", [], Recorder(reply))
+    assert query.text == "有没有关于KV缓存压缩的论文？" and not query.rewritten
+    followup = rewrite_query("What are its limitations?", [SHOWN], Recorder(ConnectionError("down")))
+    assert followup.text == f"{SHOWN.question} What are its limitations?"  # the heuristic still joins the turns
+
+
+def test_no_model_means_no_rewrite():
+    assert needs_rewrite("What about its limitations?", [SHOWN]) == "followup"
+    query = rewrite_query("What about its limitations?", [SHOWN], None)
+    assert not query.rewritten and query.reason == "no model"
+
+
+def test_clean_query_bounds_length():
+    assert len(clean_query("word " * 500)) <= 400
+    assert clean_query("\n\n  Search query: `graph transformers`  ") == "graph transformers"
+
+
+def test_followup_also_searches_the_message_on_its_own():
+    query = rewrite_query("How does the second one differ?", [SHOWN], Recorder("LookaheadKV versus DroPE"))
+    assert query.all == ("LookaheadKV versus DroPE", "How does the second one differ?")
+    model = Recorder("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
+    query = rewrite_query("有评测多轮CBT心理咨询的基准吗？", [SHOWN], model)
+    assert query.all == ("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
+    assert "Earlier turn" in model.prompts[0] and "Earlier turn" not in model.prompts[1]  # translated alone

@@ -1,0 +1,70 @@
+import pytest
+
+from rag.corpus.papers import Paper
+from rag.index.store import PaperIndex, make_client
+from rag.offline import prime_tiktoken
+from rag.retrieve.search import Filters, retrieve
+from rag.settings import Settings
+from tests.fakes import WordHashEmbeddings
+
+LONG = " ".join(f"Attention sink number {i} stores keys and values in the cache." for i in range(60))
+
+
+@pytest.fixture
+def index():
+    s = Settings(chunking={"size": 48, "overlap": 8}, retrieval={"k": 3, "fetch_k": 30, "max_source_tokens": 80})
+    prime_tiktoken(s.cache_dir / "tiktoken")
+    idx = PaperIndex(make_client(s), WordHashEmbeddings(), s)
+    idx.ingest([
+        Paper(id="Many000001", title="Cache Keys Values", abstract=LONG, status="Oral", primary_area="llms"),
+        Paper(id="Rope000001", title="Rotary positions", abstract="Rotary position embeddings for long context.",
+              status="Poster", primary_area="llms"),
+        Paper(id="Graph00001", title="Graph cache", abstract="Caching keys and values of graph neural networks.",
+              status="Poster", primary_area="graphs"),
+        Paper(id="Vision0001", title="Vision", abstract="Images of cats.", status="Withdrawn", primary_area="vision"),
+    ])
+    return idx
+
+
+def test_top_papers_not_duplicate_chunks(index):
+    sources = retrieve(index, "keys and values in the cache", index.settings.retrieval)
+    ids = [s.paper.id for s in sources]
+    assert len(ids) == len(set(ids)) == 3
+    assert ids[0] == "Many000001"  # its many chunks collapse into one source
+    assert [s.n for s in sources] == [1, 2, 3]
+    assert sources[0].score >= sources[1].score >= sources[2].score
+
+
+def test_source_text_is_bounded(index):
+    import tiktoken
+
+    source = retrieve(index, "keys and values in the cache", index.settings.retrieval)[0]
+    assert len(source.passages) >= 1
+    assert len(tiktoken.get_encoding("cl100k_base").encode(source.text)) <= 80 + 10
+    assert source.paper.abstract == LONG  # the full record comes back for display
+
+
+def test_filters_apply_inside_the_search(index):
+    only_graphs = retrieve(index, "keys and values in the cache", index.settings.retrieval,
+                           Filters(primary_areas=("graphs",)))
+    assert [s.paper.id for s in only_graphs] == ["Graph00001"]
+    posters = retrieve(index, "cache", index.settings.retrieval, Filters(statuses=("Poster",)), k=5)
+    assert {s.paper.status for s in posters} == {"Poster"}
+    assert Filters().where() is None
+    assert Filters(statuses=("Oral",), primary_areas=("x",)).where() == {
+        "$and": [{"status": {"$in": ["Oral"]}}, {"primary_area": {"$in": ["x"]}}]}
+
+
+@pytest.mark.parametrize("question, followup", [
+    ("What are its limitations?", True), ("Compare the first two", True), ("how does the second one differ?", True),
+    ("它有什么局限？", True), ("Why?", True),
+    ("What is DroPE and why does it extend context?", True),  # "it" — searched with the previous question too
+    ("Which papers study KV cache eviction for long prompts?", False), ("有没有关于KV缓存压缩的论文？", False),
+])
+def test_followups_are_searched_with_the_previous_question(question, followup):
+    from rag.retrieve.search import is_followup, search_query
+
+    assert is_followup(question) is followup
+    history = [("What is DroPE?", "It drops positional embeddings [1].")]
+    assert search_query(question, history) == (f"What is DroPE? {question}" if followup else question)
+    assert search_query(question, []) == question

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.pipeline import build_pipeline  # noqa: E402
-from rag.retrieve.search import STATUS_GROUPS, Filters  # noqa: E402
+from rag.retrieve.filters import STATUS_GROUPS, Filters  # noqa: E402
 from rag.settings import load_settings  # noqa: E402
 from tests.direct import phrase_in  # noqa: E402
 

@@ -106,7 +106,7 @@ def main() -> None:
             now = time.perf_counter() - t0
             if isinstance(event, SourcesEvent):
                 t_sources = now
-                msgs = ANSWER_PROMPT.format_messages(**prompt_inputs(q, event.sources))
+                msgs = ANSWER_PROMPT.format_messages(**prompt_inputs(pipeline.route(q), event.sources))
                 prompt_tokens = sum(len(enc.encode(m.content)) for m in msgs)
             elif isinstance(event, TokenEvent) and t_first is None:
                 t_first = now

@@ -1,4 +1,4 @@
-"""Should PaperChat decline before the model writes? The coverage check (rag.answer.verify.coverage) against the
+"""Should PaperChat decline before the model writes? The coverage check (rag.answer.coverage) against the
 obvious alternative, a threshold on the best paper's relevance score, on the dev questions.
 
     PAPERCHAT_DATA_DIR=/work/fullidx .venv/bin/python benchmarks/refusal_gate.py
@@ -40,11 +40,12 @@ def main() -> None:
             if q["kind"] == "followup":
                 continue
             question = q["question"]
-            filters = pipeline.stated_filters(question)
-            query = pipeline.search_query(question)
+            intent = pipeline.route(question)
+            filters = intent.filters
+            query = pipeline.search_query(intent)
             sources = pipeline.retrieve(query.all, filters)
-            cover = pipeline.coverage(question, query, sources, filters)
-            dense = pipeline.index.search(query.text, k=1, where=filters.where())
+            cover = pipeline.coverage(intent, query, sources, filters)
+            dense = pipeline.index.search(query.text, k=1, filters=filters)
             rows.append({"qid": q["qid"], "kind": q["kind"], "lang": q["lang"], "query": query.text,
                          "declined": not cover.answerable, "unknown_names": cover.unknown_names,
                          "rare_terms": cover.rare_terms, "best_coverage": cover.best_coverage, "similarity": cover.similarity,

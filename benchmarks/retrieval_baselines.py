@@ -68,11 +68,11 @@ def main() -> None:
     def rewrite(question, history):
         """pipeline.search_query under the current settings; model rewrites cached with their first latency."""
         if pipeline.settings.retrieval.rewrite == "off":
-            return pipeline.search_query(question, history).all, False
+            return pipeline.search_query(pipeline.route(question, history), history).all, False
         key = (question, tuple((h.question, h.papers) for h in history))
         if key not in cache:
             t = time.perf_counter()
-            q = pipeline.search_query(question, history)
+            q = pipeline.search_query(pipeline.route(question, history), history)
             cache[key] = (q.all, q.rewritten, time.perf_counter() - t)
         text, by_model, _ = cache[key]
         return text, by_model
@@ -88,8 +88,8 @@ def main() -> None:
             update={"retrieval": settings.retrieval.model_copy(update={"mode": mode, "rewrite": rewrite_mode})})
         fresh = len(cache)
         result, rows = evaluate_retrieval(
-            questions, lambda query, filters: pipeline.retrieve(query, filters, k=k), pipeline.stated_filters,
-            rewrite)
+            questions, lambda query, filters: pipeline.retrieve(query, filters, k=k),
+            lambda question: pipeline.route(question).filters, rewrite)
         if rewrite_mode == "auto":  # report the model's own time, measured when each rewrite was first made
             ms = sorted(seconds * 1000 for _, by_model, seconds in cache.values() if by_model)
             if ms:

@@ -10,7 +10,7 @@ reviewers' questions, a Chinese weaknesses question). Per question:
 - paper found: the first source is the paper the name belongs to;
 - cited as reviews: the answer cites at least one source, and every citation is a review (review id set) of
   that paper;
-- supported: the share of checked sentences that rag.answer.verify finds supported by the cited review text;
+- supported: the share of checked sentences that rag.answer.support finds supported by the cited review text;
 - refused, and the time of the whole answer (on the embedded model unless settings say otherwise).
 """
 

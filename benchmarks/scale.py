@@ -48,7 +48,7 @@ from chromadb.config import Settings as ChromaClientSettings  # noqa: E402
 from rag.corpus.papers import load_corpus  # noqa: E402
 from rag.eval.evaluate import load_questions  # noqa: E402
 from rag.pipeline import build_pipeline  # noqa: E402
-from rag.retrieve.search import STATUS_GROUPS  # noqa: E402
+from rag.retrieve.filters import STATUS_GROUPS, Filters  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
@@ -126,7 +126,7 @@ def query_figures(settings: Settings, texts: list[str]) -> dict:
             search.append((time.perf_counter() - t) * 1000)
             v = index.embeddings.embed_query(text)
             t = time.perf_counter()
-            index.collection.query(query_embeddings=[v], n_results=FETCH_K, include=["metadatas", "distances"])
+            index.nearest([v], FETCH_K)
             vector.append((time.perf_counter() - t) * 1000)
         return {"chunks": index.count_chunks(), "search_ms": pct(search), "vector_ms": pct(vector)}
 
@@ -176,15 +176,8 @@ def real_vectors(data_dir: Path) -> tuple[np.ndarray, list[str]]:
     """Every stored vector of the full index (and its paper's status)."""
     settings = Settings(data_dir=data_dir)
     with build_pipeline(settings) as pipeline:
-        collection = pipeline.index.collection
-        vectors, statuses, offset = [], [], 0
-        while True:
-            page = collection.get(include=["embeddings", "metadatas"], limit=5000, offset=offset)
-            vectors.append(np.asarray(page["embeddings"], dtype=np.float32))
-            statuses.extend(m.get("status", "") for m in page["metadatas"])
-            if len(page["ids"]) < 5000:
-                return np.concatenate(vectors), statuses
-            offset += 5000
+        chunks = list(pipeline.index.chunks(vectors=True))
+        return np.asarray([c.vector for c in chunks], dtype=np.float32), [c.metadata.get("status", "") for c in chunks]
 
 
 def run_synthetic(args) -> list[dict]:
@@ -192,7 +185,7 @@ def run_synthetic(args) -> list[dict]:
     settings = Settings(data_dir=Path(args.from_index))
     with build_pipeline(settings) as pipeline:  # the dev questions' real query vectors
         queries = pipeline.index.embeddings.embed_documents(questions(args.questions))
-    accepted = {"status": {"$in": list(STATUS_GROUPS["All accepted"])}}
+    accepted = Filters(statuses=STATUS_GROUPS["All accepted"]).where()
     rows = []
     for size in [int(s) for s in args.sizes.split(",") if s]:
         for mode in args.modes.split(","):

@@ -18,7 +18,6 @@ import time
 from rag.corpus.papers import load_corpus
 from rag.pipeline import build_pipeline
 from rag.settings import load_settings
-from rag.explore.similar import similar
 
 OFF_TOPIC = [
     "Preheat the oven to 180 degrees. Mix flour, sugar and butter, then bake the cake for forty minutes until golden.",
@@ -64,7 +63,7 @@ def main() -> None:
         for paper in sample:
             text = paper.abstract if mode == "abstract" else f"{paper.title}. {paper.abstract}"
             t0 = time.perf_counter()
-            result = similar(pipeline.index, text=text, k=5)
+            result = pipeline.similar(text=text, k=5)
             times.append(time.perf_counter() - t0)
             hits += bool(result.papers) and result.papers[0].paper.id == paper.id
         out[mode] = {"hit@1": hits / args.n, "p50_s": round(statistics.median(times), 4),
@@ -72,10 +71,10 @@ def main() -> None:
     nearest_other, times = [], []
     for paper in sample:  # "papers like this one": its best other paper
         t0 = time.perf_counter()
-        result = similar(pipeline.index, paper_id=paper.id, k=5)
+        result = pipeline.similar(paper_id=paper.id, k=5)
         times.append(time.perf_counter() - t0)
         nearest_other.append(result.best)
-    off = [similar(pipeline.index, text=t, k=5).best for t in OFF_TOPIC]
+    off = [pipeline.similar(text=t, k=5).best for t in OFF_TOPIC]
     out["like_this_one"] = {"p50_s": round(statistics.median(times), 4), "p95_s": round(pct(times, 0.95), 4)}
     out["nearest_other_cosine"] = {"min": round(min(nearest_other), 3), "p01": round(pct(nearest_other, 0.01), 3),
                                    "p05": round(pct(nearest_other, 0.05), 3),

@@ -7,7 +7,7 @@ Each line of the labels file is one cited sentence of a real answer of the embed
 cited abstracts state what the sentence says, `false` when they do not (wrong claim, wrong number,
 claim from another paper, or invented detail). The abstracts are read from ../shared by path.
 
-Judges compared: the shipped rule (rag.answer.verify: content words held >= MIN_SUPPORT and every number
+Judges compared: the shipped rule (rag.answer.support: content words held >= MIN_SUPPORT and every number
 present), the same with other word thresholds, numbers alone, and MiniLM cosine between the sentence and
 its closest abstract sentence at several thresholds (the embedding the app already has). Printed:
 agreement with the hand labels, Cohen's kappa, and how many unsupported sentences each judge catches.
@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 
 from rag.corpus.papers import Paper  # noqa: E402
 from rag.retrieve.search import Source  # noqa: E402
-from rag.answer.verify import MIN_SUPPORT, check_sentence, split_sentences  # noqa: E402
+from rag.answer.support import MIN_SUPPORT, check_sentence  # noqa: E402
+from rag.text import split_sentences  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 
@@ -112,7 +113,7 @@ def main() -> None:
 
 def judge_answers(answers: list[dict], papers: dict[str, Paper]) -> None:
     """The shipped judge over every cited sentence of the eval's answers (the prose, not comparison tables)."""
-    from rag.answer.verify import check_sentences
+    from rag.answer.support import check_sentences
 
     verdicts = []
     for a in answers:

@@ -3,37 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+
+from tqdm import tqdm
 
 from rag.errors import PaperChatError
-from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent, build_pipeline
-from rag.retrieve.search import Filters
+from rag.pipeline import DoneEvent, Filters, Pipeline, SourcesEvent, TokenEvent, build_pipeline
 from rag.settings import Settings, load_settings
 
 EXIT_OK, EXIT_SKIPPED, EXIT_ERROR = 0, 1, 2
 MAX_PROBLEMS_SHOWN = 20
 
 
-class Progress:
-    """A one-line progress bar on stderr with rate and ETA."""
+@contextlib.contextmanager
+def progress_bar(label: str, unit: str = "papers") -> Iterator[Callable[[int, int], None]]:
+    """A progress callback (done, total) drawn by tqdm on stderr, with rate and ETA; quiet when stderr is not a
+    terminal (logs, pipes, `ask --json`)."""
+    bar = tqdm(desc=label, unit=f" {unit}", disable=None, file=sys.stderr, dynamic_ncols=True)
 
-    def __init__(self, label: str, stream=sys.stderr):
-        self.label, self.stream, self.t0 = label, stream, time.monotonic()
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
 
-    def __call__(self, done: int, total: int) -> None:
-        elapsed = max(time.monotonic() - self.t0, 1e-6)
-        rate = done / elapsed
-        eta = (total - done) / rate if rate > 0 else 0.0
-        width = 28
-        filled = int(width * done / max(total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} papers  {rate:.1f}/s  ETA {eta:.0f}s ")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+    try:
+        yield update
+    finally:
+        bar.close()
 
 
 def _print_load_report(report, stats, elapsed: float, out=None) -> None:
@@ -65,7 +64,8 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
     if args.reviews:
         return cmd_ingest_reviews(pipeline, args)
     t0 = time.monotonic()
-    report, stats = pipeline.ingest_files(args.paths, progress=Progress("ingest"))
+    with progress_bar("ingest") as progress:
+        report, stats = pipeline.ingest_files(args.paths, progress=progress)
     _print_load_report(report, stats, time.monotonic() - t0)
     if args.prune and report.skipped:
         # a paper on a skipped line (or past a truncation) is one the user meant to keep
@@ -80,7 +80,8 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
 def _ensure_ingested(pipeline: Pipeline) -> None:
     t0 = time.monotonic()
-    first = pipeline.ensure_ingested(progress=Progress("first start: ingesting the shipped corpus"))
+    with progress_bar("first start: ingesting the shipped corpus") as progress:
+        first = pipeline.ensure_ingested(progress=progress)
     if first:  # on stderr: `ask --json` keeps stdout for the JSON alone
         _print_load_report(*first, time.monotonic() - t0, out=sys.stderr)
 
@@ -193,8 +194,9 @@ def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> i
     out = args.output or parts[0].split(".")[0].lower() + "".join(parts[1:2]) + ".jsonl"
     t0 = time.monotonic()
     try:
-        result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
-                             with_reviews=args.with_reviews, progress=FetchProgress("fetch", sys.stderr))
+        with progress_bar("fetch", unit="notes") as progress:
+            result = fetch_venue(transport, args.venue, out, accepted_only=args.accepted_only,
+                                 with_reviews=args.with_reviews, progress=progress)
     except KeyboardInterrupt:
         print("\npaperchat: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
@@ -221,14 +223,6 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     write_jsonl(report.records, out)
     print(f"wrote {len(report.records)} papers to {out}; next: paperchat ingest {out}")
     return EXIT_SKIPPED if report.skipped else EXIT_OK
-
-
-class FetchProgress(Progress):
-    def __call__(self, done: int, total: int) -> None:
-        self.stream.write(f"\r{self.label} {done}/{total} notes ")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def make_parser() -> argparse.ArgumentParser:

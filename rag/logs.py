@@ -6,10 +6,14 @@ Entry points call `setup_logging(settings)`; library code only uses `logging.get
 from __future__ import annotations
 
 import logging
+import logging.handlers
 from collections.abc import Iterable
+
 from rag.settings import Settings
 
 MASK = "***"
+MAX_LOG_BYTES = 5_000_000  # a log file rotates at this size; LOG_BACKUPS older files are kept
+LOG_BACKUPS = 3
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -32,11 +36,12 @@ class RedactingFormatter(logging.Formatter):
 
 
 def setup_logging(settings: Settings, name: str = "app.log") -> logging.Handler:
-    """INFO and up from every logger to `<data dir>/logs/<name>`, secrets masked. Returns the handler
-    (its `baseFilename` is the file)."""
+    """INFO and up from every logger to `<data dir>/logs/<name>`, rotated at MAX_LOG_BYTES, secrets masked.
+    Returns the handler (its `baseFilename` is the file)."""
     settings.logs_dir.mkdir(parents=True, exist_ok=True)
     path = settings.logs_dir / name
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
+                                                   encoding="utf-8")
     handler.setFormatter(RedactingFormatter(settings.secrets(), "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

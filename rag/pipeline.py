@@ -1,4 +1,13 @@
-"""The whole trip, wired once: corpus -> index -> retrieve -> answer. Entry points build one `Pipeline`."""
+"""The whole trip, wired once: corpus -> index -> question -> retrieve -> answer. Entry points build one `Pipeline`
+(`build_pipeline(settings)`), and the UI and the CLI talk to nothing else.
+
+One question's path through `Pipeline.stream`: clean it (rag.question.clean), route it once into an `Intent`
+(rag.question.router: kind, language, names, stated filters, English text); a count is computed in code
+(rag.answer.counts); anything else gets its search query (rag.question.rewrite), its papers (rag.retrieve,
+through `PaperRetriever`), or for a review question the papers' reviews (rag.answer.reviews); the sources are
+shown; the coverage check may decline (rag.answer.coverage); a comparison gets its table (rag.answer.compare);
+the model writes, and plain code checks the citations and sentences (rag.answer.grounded, support).
+"""
 
 from __future__ import annotations
 
@@ -6,31 +15,46 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
 
-from rag.answer.aggregate import aggregate_text, parse_aggregate
-from rag.answer.grounded import Answer, closest_titles, is_chinese, stream_answer
-from rag.answer.compare import introduced_names, is_comparison
-from rag.corpus.papers import LoadReport, load_corpus
+from rag.answer.compare import build_comparison
+from rag.answer.counts import aggregate_text
+from rag.answer.coverage import Coverage, coverage
+from rag.answer.grounded import closest_titles, stream_answer
+from rag.answer.reviews import review_sources, reviewed_papers
+from rag.answer.types import Answer
+from rag.corpus.papers import LoadReport, Paper, load_corpus
+from rag.corpus.reviews import Review, ReviewStore
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
+from rag.explore.similar import SimilarResult, similar
+from rag.explore.topics import TopicMap, ensure_map
 from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.models.local_llm import LocalModelServer
 from rag.offline import prepare_offline
-from rag.answer.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH
+from rag.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
 from rag.question.clean import clean_question
-from rag.corpus.reviews import Review, ReviewStore, fields_for, is_review_question, review_topic
-from rag.retrieve.search import Filters, Source, constraints_in, merge_filters, primary_areas, retrieve
-from rag.question.rewrite import HistoryItem, Query, exchanges, is_foreign, needs_rewrite, rewrite_query
+from rag.question.rewrite import Query, rewrite_query
+from rag.question.router import Intent, Kind, route
+from rag.question.turns import Exchange, HistoryItem, exchanges
+from rag.retrieve.filters import STATUS_GROUPS, Filters
+from rag.retrieve.retriever import PaperRetriever
+from rag.retrieve.search import Source
 from rag.settings import Settings
-from rag.answer.verify import Coverage, coined_names, coverage, names_paper
+from rag.text import language
 
+__all__ = [  # what callers (the UI, the CLI, benchmarks) take from here, besides settings and errors
+    "Answer", "DoneEvent", "Event", "Exchange", "Filters", "Intent", "Kind", "Paper", "Pipeline", "STATUS_GROUPS",
+    "SimilarResult", "Source", "SourcesEvent", "TokenEvent", "TopicMap", "build_pipeline",
+]
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
-MAX_REVIEW_SOURCES = 4  # reviews given to the model for a review question (the top paper's first)
+TRANSLATE_MAX_TOKENS = 24  # a few English terms
+RESTART_GRACE_S = 2.0  # after a failed call, how long a killed model server may take to be reaped
 log = logging.getLogger(__name__)
 
 
@@ -59,11 +83,12 @@ class Pipeline:
     def __init__(self, settings: Settings, index: PaperIndex, llm: BaseChatModel | None = None):
         self.settings = settings
         self.index = index
+        self.retriever = PaperRetriever(index=index, settings=settings.retrieval)
         self._llm = llm
         self._server: LocalModelServer | None = None
         self._lock = threading.Lock()
         self._areas: list[str] | None = None  # primary areas in the index, read once, reset by ingest
-        self._papers: list | None = None  # every indexed paper's record, for counting; reset by ingest
+        self._papers: list[Paper] | None = None  # every indexed paper's record, for counting; reset by ingest
         self._reviews: ReviewStore | None = None
 
     # -- the chat model ----------------------------------------------------------------------
@@ -84,7 +109,7 @@ class Pipeline:
 
     def _restart_if_dead(self) -> bool:
         """After a failed model call: if the embedded server died, start it again in the background."""
-        if self._server is None or self._server.alive():
+        if self._server is None or self._server.alive(grace_s=RESTART_GRACE_S):
             return False
         log.warning("the embedded model server died (exit code %s); restarting it", self._server.exit_code())
 
@@ -111,7 +136,7 @@ class Pipeline:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the stages --------------------------------------------------------------------------
+    # -- corpus and index ----------------------------------------------------------------------
     def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats]:
         report = load_corpus(paths)
         stats = self.index.ingest(report.papers, progress=progress)
@@ -129,7 +154,6 @@ class Pipeline:
             return None
         return self.ingest_files(self.settings.corpus, progress=progress)
 
-    # -- reviews (rag.corpus.reviews) -------------------------------------------------------------------
     def review_store(self, create: bool = False) -> ReviewStore | None:
         """The reviews store, or None when no reviews were ever ingested (unless `create`)."""
         if self._reviews is None and (create or self.settings.reviews_path.exists()):
@@ -141,71 +165,38 @@ class Pipeline:
         known = self.index.paper_ids()
         return self.review_store(create=True).add(reviews), sum(r.paper_id not in known for r in reviews)
 
-    def reviewed_papers(self, question: str, query: Query, filters: Filters | None, k: int | None) -> list[Source]:
-        """The papers a review question is about: searched without its review words ("reviewers" would find
-        papers on peer review). When the question calls papers by name, only the papers that go by it (a title's
-        "MMSI-Bench: ...", "we propose X"; written as asked beats another case: "REALIGN" is not "ReAlign") or,
-        failing that, use it ("DroPE"), the most frequent users first: another paper's reviews would answer a
-        question not asked. A question naming nothing keeps the search's order."""
-        found = self.retrieve([review_topic(q) for q in query.all], filters, max(k or self.settings.retrieval.k, 10))
-        names = {n for q in query.all for n in coined_names(q)}
-
-        def uses(s: Source) -> int:  # case-sensitive: "DroPE" is not "drope" in "dropout"
-            text = f"{s.paper.title} {s.paper.abstract}"
-            return sum(text.count(n) for n in names)
-
-        def titled(s: Source) -> int:  # the paper goes by the name: its title's, as written (2) or in another
-            by_title = max(names_paper(q, s.paper.title) for q in query.all)  # case (1); or "we propose <name>"
-            return by_title or (2 if names & introduced_names(s.paper) else 0)
-
-        rank = {s.n: (titled(s), uses(s)) for s in found}  # each computed once
-        ordered = sorted(found, key=lambda s: (-rank[s.n][0], -rank[s.n][1], s.n))
-        best = rank[ordered[0].n][0] if ordered else 0
-        ordered = ([s for s in ordered if rank[s.n][0] == best] if best
-                   else [s for s in ordered if rank[s.n][1]] or ordered)
-        return [replace(s, n=i) for i, s in enumerate(ordered[:k or self.settings.retrieval.k], start=1)]
-
-    def review_sources(self, question: str, papers: Sequence[Source]) -> list[Source]:
-        """The reviews of the top papers as numbered sources, with the part the question asks about."""
-        store = self.review_store()
-        if store is None or not papers:
-            return []
-        by_paper = store.for_papers([s.paper.id for s in papers[:2]])
-        chars = self.settings.retrieval.max_source_tokens * 4
-        found: list[Source] = []
-        for source in papers[:2]:
-            for review in by_paper[source.paper.id]:
-                text = "\n".join(f"{f.capitalize()}: {getattr(review, f)}" for f in fields_for(question)
-                                 if getattr(review, f))
-                found.append(Source(len(found) + 1, source.paper, source.score, (text[:chars],),
-                                    review_id=review.review_id, review_scores=review.scores()))
-                if len(found) == MAX_REVIEW_SOURCES:
-                    return found
-        return found
-
-    def all_papers(self) -> list:
-        """Every indexed paper's record (read once, in pages; for aggregate questions)."""
+    def papers(self) -> list[Paper]:
+        """Every indexed paper's record (read once; for counting)."""
         if self._papers is None:
             with self._store():
-                ids = sorted(self.index.paper_ids())
-                found = {}
-                for i in range(0, len(ids), 5_000):
-                    found.update(self.index.get_papers(ids[i:i + 5_000]))
-                self._papers = list(found.values())
+                self._papers = self.index.all_papers()
         return self._papers
 
-    def stated_filters(self, question: str) -> Filters:
-        """Constraints the question states itself ("oral papers on ...", "in the X area")."""
+    def areas(self) -> list[str]:
+        """The primary areas present in the index (read once)."""
         if self._areas is None:
-            self._areas = primary_areas(self.index)
-        return constraints_in(question, self._areas)
+            with self._store():
+                self._areas = self.index.primary_areas()
+        return self._areas
+
+    # -- explore --------------------------------------------------------------------------------
+    def topic_map(self) -> tuple[TopicMap, bool]:
+        """The stored topic map, rebuilt first if the index changed since; True when it was (re)built."""
+        with self._store():
+            return ensure_map(self.index, self.settings.data_dir)
+
+    def similar(self, paper_id: str | None = None, text: str | None = None, k: int = 5) -> SimilarResult:
+        """The nearest papers to an indexed paper or to pasted text (ValueError says what to fix)."""
+        with self._store():
+            return similar(self.index, paper_id=paper_id, text=text, k=k,
+                           threshold=self.settings.embedding.floor("similar"))
 
     @contextlib.contextmanager
     def _store(self) -> Iterator[None]:
         """Turns a lost Chroma server into a message that says what to do; the next question reconnects."""
         try:
             yield
-        except PaperChatError:
+        except (PaperChatError, ValueError):
             raise
         except Exception as exc:
             if self.settings.chroma.mode != "http":
@@ -217,75 +208,78 @@ class Pipeline:
                 f"({exc.__class__.__name__}). Check that `chroma run` is up, then ask again."
             ) from exc
 
-    def retrieve(self, question: str | Sequence[str], filters: Filters | None = None, k: int | None = None) -> list[Source]:
+    # -- the stages of a question -----------------------------------------------------------------
+    def clean(self, question: str | None) -> str:
+        """The question as it will be answered, or QuestionError saying what to fix (before any work)."""
+        return clean_question(question, self.settings.retrieval.max_question_chars)
+
+    def route(self, question: str, history: Sequence[HistoryItem] = (), pinned: Sequence[str] = ()) -> Intent:
+        """The question's Intent (rag.question.router), decided once."""
+        return route(question, exchanges(history), pinned, self.areas(), translate=self._translate)
+
+    def _translate(self, text: str) -> str:
+        """English terms for Chinese ones the glossary lacks (a short model call; counts need English topics)."""
+        reply = self.llm.bind(max_tokens=TRANSLATE_MAX_TOKENS).invoke([HumanMessage(TRANSLATE_TERMS.format(text=text))])
+        line = str(reply.content).strip().splitlines()[0].strip(" \"'“”.") if str(reply.content).strip() else ""
+        return line if line and language(line) == "en" else ""
+
+    def search_query(self, intent: Intent, history: Sequence[HistoryItem] = ()) -> Query:
+        """The standalone query to search for (rag.question.rewrite); the model is asked only when it helps."""
+        wanted = self.settings.retrieval.rewrite == "auto" and intent.rewrite
+        return rewrite_query(intent, exchanges(history), self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
+
+    def retrieve(self, queries: str | Sequence[str], filters: Filters | None = None, k: int | None = None) -> list[Source]:
         with self._store():
             if self.index.is_empty():
                 raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
-            return retrieve(self.index, question, self.settings.retrieval, filters, k)
+            return self.retriever.papers(queries, filters or Filters(), k)
 
-    def search_query(self, question: str, history: Sequence[HistoryItem] = ()) -> Query:
-        """The standalone query to search for (rag.question.rewrite); the model is asked only when it helps."""
-        turns = exchanges(history)
-        wanted = self.settings.retrieval.rewrite == "auto" and needs_rewrite(question, turns)
-        return rewrite_query(question, turns, self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
-
-    def coverage(self, question: str, query: Query, sources: Sequence[Source],
+    def coverage(self, intent: Intent, query: Query, sources: Sequence[Source],
                  filters: Filters | None = None) -> Coverage | None:
-        """Whether the sources can answer (rag.answer.verify): names from the question as written, key terms from
-        the English query (the translation, for a question in another language)."""
+        """Whether the sources can answer (rag.answer.coverage): names from the question as written, key terms
+        from English text (the translation, or the glossary's terms, for a question in another language)."""
         if not self.settings.retrieval.coverage_check:
             return None
-        english = [q for q in query.all if not is_foreign(q)] if is_foreign(question) else [question]
+        english = ([q for q in query.all if language(q) == "en"] or [intent.english]) if intent.foreign else [intent.question]
 
         def similarity() -> float:  # the closest chunk's cosine to the English query, under the same filters
-            hits = self.index.search(english[0] if english else query.text, k=1, where=(filters or Filters()).where())
+            hits = self.index.search(english[0] if english else query.text, k=1, filters=filters)
             return hits[0][1] if hits else 0.0
 
         with self._store():
             return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
-                            names_from=[question], similarity=similarity,
-                            comparison=any(is_comparison(q) for q in [question, *english]))
+                            names_from=[intent.question], similarity=similarity,
+                            comparison=intent.kind is Kind.COMPARE, floor=self.settings.embedding.floor("relevance"))
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
-               k: int | None = None) -> Iterator[Event]:
+               k: int | None = None, pinned: Sequence[str] = ()) -> Iterator[Event]:
         """Sources first (before the model writes anything), then answer text, then the final answer.
 
-        A bad question raises QuestionError before any work; a failed model call raises ModelError (and an
-        embedded server that died is restarted, so asking again works)."""
-        question = clean_question(question, self.settings.retrieval.max_question_chars)
-        counted = parse_aggregate(question)
-        if counted is not None:  # counts, averages, rankings: computed in code (rag.answer.aggregate), no model call
-            store = self.review_store() if counted.needs_reviews else None
-            if counted.needs_reviews and store is None:
-                text = NO_REVIEW_SCORES
-            else:
-                papers = self.all_papers()
-                text = aggregate_text(counted, papers, len(papers), filters or Filters(), self.stated_filters(question),
-                                      store.scores(counted.field) if store else None)
-            yield SourcesEvent([])
-            yield TokenEvent(text)
-            yield DoneEvent(Answer(question, text, [], counted=True))
-            return
+        `filters` are the user's choices (narrowed by what the question states); `pinned` the user's pinned
+        papers ("compare the pinned papers" compares exactly those). A bad question raises QuestionError before
+        any work; a failed model call raises ModelError (and an embedded server that died is restarted, so
+        asking again works)."""
+        turns = exchanges(history)
+        intent = self.route(self.clean(question), turns, pinned)
+        chosen = (filters or Filters()).narrowed_by(intent.filters)
         try:
-            filters = merge_filters(filters, self.stated_filters(question))
-            query = self.search_query(question, history)
-            if is_review_question(question):  # answered from the papers' official reviews, labeled as such
-                sources = self.reviewed_papers(question, query, filters, k)
-                reviews = self.review_sources(question, sources)
-                yield SourcesEvent(reviews or sources, query)
-                if not reviews:
-                    text = (NO_REVIEWS_ZH if is_chinese(question) else NO_REVIEWS_EN).format(titles=closest_titles(sources))
-                    yield TokenEvent(text)
-                    yield DoneEvent(Answer(question, text, sources, refusal="code"))
-                    return
-                for item in stream_answer(question, reviews, self.llm, history):
-                    yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+            if intent.kind is Kind.AGGREGATE:
+                yield from self._count(intent, chosen)
                 return
-            sources = self.retrieve(query.all, filters, k)
+            query = self.search_query(intent, turns)
+            if intent.kind is Kind.REVIEW:
+                yield from self._review_answer(intent, query, chosen, k, turns)
+                return
+            sources = (self.retriever.named(intent.papers) if intent.papers
+                       else self.retrieve(query.all, chosen, k))
             yield SourcesEvent(sources, query)
-            cover = self.coverage(question, query, sources, filters)
+            cover = None if intent.papers else self.coverage(intent, query, sources, chosen)
+            comparison = None
+            if intent.kind is Kind.COMPARE and (cover is None or cover.answerable):
+                comparison = build_comparison([intent.question, *query.all], sources, intent.compare_count,
+                                              intent.chinese)
             llm = self.llm if cover is None or cover.answerable else None
-            for item in stream_answer(question, sources, llm, history, cover, named=query.all):
+            for item in stream_answer(intent, sources, llm, turns, cover, comparison):
                 yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
         except ModelError as exc:
             if self._restart_if_dead():
@@ -293,8 +287,37 @@ class Pipeline:
                                  "Ask again in a few seconds.") from exc
             raise
 
-    def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None) -> Answer:
-        for event in self.stream(question, history, filters):
+    def _count(self, intent: Intent, filters: Filters) -> Iterator[Event]:
+        """Counts, averages, rankings: computed in code (rag.answer.counts), no model call."""
+        agg = intent.aggregate
+        store = self.review_store() if agg.needs_reviews else None
+        if agg.needs_reviews and store is None:
+            text = NO_REVIEW_SCORES
+        else:
+            papers = self.papers()
+            text = aggregate_text(agg, papers, len(papers), filters, store.scores(agg.field) if store else None)
+        yield SourcesEvent([])
+        yield TokenEvent(text)
+        yield DoneEvent(Answer(intent.question, text, [], kind=intent.kind.value))
+
+    def _review_answer(self, intent: Intent, query: Query, filters: Filters, k: int | None,
+                 turns: Sequence[Exchange]) -> Iterator[Event]:
+        """A question about the reviews, answered from the papers' official reviews, labeled as such."""
+        papers = reviewed_papers(intent, query.all, lambda queries, n: self.retrieve(queries, filters, n),
+                                 k or self.settings.retrieval.k)
+        reviews = review_sources(self.review_store(), intent, papers, self.settings.retrieval.max_source_tokens * 4)
+        yield SourcesEvent(reviews or papers, query)
+        if not reviews:
+            text = (NO_REVIEWS_ZH if intent.chinese else NO_REVIEWS_EN).format(titles=closest_titles(papers))
+            yield TokenEvent(text)
+            yield DoneEvent(Answer(intent.question, text, papers, refusal="code", kind=intent.kind.value))
+            return
+        for item in stream_answer(intent, reviews, self.llm, turns):
+            yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+
+    def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
+            k: int | None = None) -> Answer:
+        for event in self.stream(question, history, filters, k):
             if isinstance(event, DoneEvent):
                 return event.answer
         raise AssertionError("stream ended without an answer")
@@ -310,3 +333,4 @@ def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
         embeddings = make_embeddings(settings.embedding)
     index = PaperIndex(make_client(settings), embeddings, settings)
     return Pipeline(settings, index, llm)
+

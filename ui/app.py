@@ -15,15 +15,9 @@ from pathlib import Path
 
 import gradio as gr
 
-from rag.answer.grounded import Answer
-from rag.answer.citations import clean_citations
 from rag.errors import ConfigError, PaperChatError, QuestionError
-from rag.pipeline import DoneEvent, Pipeline, SourcesEvent, TokenEvent
-from rag.question.clean import clean_question
-from rag.retrieve.search import STATUS_GROUPS, Filters, primary_areas
-from rag.question.rewrite import Exchange
+from rag.pipeline import STATUS_GROUPS, Answer, DoneEvent, Exchange, Filters, Pipeline, SourcesEvent, TokenEvent
 from rag.settings import UISettings
-from rag.explore.topics import ensure_map
 from ui import render
 from ui.busy import FairGate
 from ui.explore import build_explore, scoped
@@ -122,7 +116,7 @@ def make_filters(status: str, areas: list[str] | None, keywords: str = "") -> Fi
 
 
 def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
-            filters: Filters | None = None, k: int | None = None,
+            filters: Filters | None = None, k: int | None = None, pinned: tuple[str, ...] = (),
             should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
     """One chat turn: yields (chat messages, turns) as the sources arrive and the answer grows.
 
@@ -130,7 +124,7 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     partial answer is kept, marked as stopped.
     """
     try:
-        question = clean_question(message, pipeline.settings.retrieval.max_question_chars)
+        question = pipeline.clean(message)
     except QuestionError as exc:
         typed = (message or "").strip()
         shown = typed[:QUESTION_PREVIEW_CHARS] + ("…" if len(typed) > QUESTION_PREVIEW_CHARS else "")
@@ -144,13 +138,12 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     history = [Exchange(t.question, t.answer.text, tuple(s.paper.title for s in t.answer.sources))
                for t in turns if t.answer.text]
     done, sources, text, searched = list(turns), [], "", ""
-    stream = pipeline.stream(question, history=history, filters=filters, k=k)
+    stream = pipeline.stream(question, history=history, filters=filters, k=k, pinned=pinned)
     try:
         for event in stream:
             if should_stop():
                 stream.close()  # closes the HTTP stream, so the model server stops too
-                text, cites, _ = clean_citations(text, sources)
-                stopped = Answer(question, text, sources, cites)
+                stopped = Answer.partial(question, text, sources)
                 turns = done + [Turn(question, stopped, searched)]
                 chat[-1] = {"role": "assistant",
                             "content": render.final_message(index, stopped, searched) + "\n\n_Stopped._"}
@@ -250,8 +243,8 @@ def export_files(turns: list[Turn], folder: Path) -> tuple[str | None, str | Non
 
 
 def build_app(pipeline: Pipeline) -> gr.Blocks:
-    areas = primary_areas(pipeline.index)
-    topic_map, _ = ensure_map(pipeline.index, pipeline.settings.data_dir)  # stored; rebuilt only if stale
+    areas = pipeline.areas()
+    topic_map, _ = pipeline.topic_map()  # stored; rebuilt only if stale
     with gr.Blocks(title="PaperChat · ICLR 2026") as app:
         turns = gr.State([])
         gr.Markdown("## PaperChat · ask the ICLR 2026 papers\nEvery claim is cited; click a citation to read the paper.")
@@ -290,13 +283,14 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                     pinned_value=(), only_pinned=False, request: gr.Request = None):
             flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
             flag.clear()
-            question, filters, k_asked = scoped(make_filters(status_value, area_value, keywords_value), message or "",
-                                                scope_value or explore.scope.value, pinned_value or [], only_pinned,
-                                                int(k_value))
+            filters, k_asked = scoped(make_filters(status_value, area_value, keywords_value),
+                                      scope_value or explore.scope.value, pinned_value or [], only_pinned, int(k_value))
+            pins = tuple(pid for pid, _ in pinned_value or [])
+            question = message or ""
             chat, state = chat or [], state or []
 
             def run(chat=chat, state=state):  # the turn as it was asked, whatever the queue showed meanwhile
-                return respond(pipeline, question, chat, state, filters, k_asked, should_stop=flag.is_set)
+                return respond(pipeline, question, chat, state, filters, k_asked, pins, should_stop=flag.is_set)
 
             # The box is emptied as the turn starts, never after it: a next question typed while this
             # answer finishes must not be wiped.

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import gradio as gr
-import pandas as pd
 
-from rag.answer.compare import _name_of, is_comparison
-from rag.retrieve.search import Filters
-from rag.explore.similar import SimilarResult, similar
-from rag.explore.topics import TopicMap
+from rag.pipeline import Filters, SimilarResult, TopicMap
 from ui.render import Turn, esc, safe_url
 
 MAX_BACKGROUND = 3_000  # background points drawn; the highlighted papers are always drawn on top
@@ -40,8 +37,16 @@ def cited_ids(turns: Sequence[Turn]) -> list[str]:
     return list(dict.fromkeys(c.id for c in turns[-1].answer.citations))
 
 
+class MapRow(NamedTuple):
+    x: float
+    y: float
+    topic: str  # the cluster's label, or CITED / SCOPED for highlighted papers
+    title: str
+    paper: str
+
+
 def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence[str] = (),
-              max_background: int = MAX_BACKGROUND) -> pd.DataFrame:
+              max_background: int = MAX_BACKGROUND) -> list[MapRow]:
     """Rows to plot: an even sample of the background (colored by cluster label), then every scoped and
     every highlighted paper, so the highlighted ones are always drawn (and last, on top)."""
     lit, scope = set(highlight), set(scoped) - set(highlight)
@@ -54,7 +59,7 @@ def map_frame(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequen
         rows.append((group is not None, topic_map.x[i], topic_map.y[i], group or topic_map.labels[topic_map.cluster[i]],
                      topic_map.titles[i], pid))
     rows.sort(key=lambda r: r[0])
-    return pd.DataFrame([r[1:] for r in rows], columns=["x", "y", "topic", "title", "paper"])
+    return [MapRow(*r[1:]) for r in rows]
 
 
 MAP_W, MAP_H, MAP_PAD = 560, 400, 14
@@ -90,7 +95,7 @@ def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence
     colors = color_map(topic_map)
     frame = map_frame(topic_map, highlight, scoped, max_background)
     dots = []
-    for x, y, topic, title, pid in frame.itertuples(index=False):
+    for x, y, topic, title, pid in frame:
         px, py = to_px(topic_map, x, y)
         kind = "cited" if topic == CITED else "scoped" if topic == SCOPED else "bg"
         radius = {"cited": 6, "scoped": 3.2, "bg": 2}[kind]
@@ -99,7 +104,7 @@ def map_svg(topic_map: TopicMap, highlight: Sequence[str] = (), scoped: Sequence
                     f'fill="{colors.get(topic, "#bbb")}"{stroke}><title>{esc(title)}</title></circle>')
     labels = [f'<text class="cluster-label" x="{px:.1f}" y="{py:.1f}" text-anchor="middle">{esc(text)}</text>'
               for text, px, py in place_labels(topic_map)]
-    lit = sum(1 for t in frame["topic"] if t == CITED)
+    lit = sum(1 for row in frame if row.topic == CITED)
     legend = (f"<div class='map-legend'><span class='dot cited'></span> {esc(CITED)} ({lit})"
               f" · <span class='dot scoped'></span> {esc(SCOPED)} · {len(topic_map.ids):,} papers, "
               f"{len(topic_map.labels)} clusters</div>")
@@ -203,21 +208,16 @@ def scope_chip(scope: Scope, only_pinned: bool, pinned: Sequence[tuple[str, str]
     return "<span class='scope-chip empty'>Scope: all papers</span>"
 
 
-def scoped(filters: Filters, question: str, scope: Scope, pinned: Sequence[tuple[str, str]],
-           only_pinned: bool, k: int) -> tuple[str, Filters, int]:
-    """The question, filters and k to ask with. "Compare the pinned papers" (or any comparison that
-    mentions the pinned ones) compares exactly the 2-4 pinned papers, named by their short names so the
-    comparison finds them; "only pinned" or a map scope restrict the search to those papers."""
-    pins = [pid for pid, _ in pinned]
-    if "pinned" in question.lower() and is_comparison(question) and 2 <= len(pinned) <= 4:
-        names = [_name_of(title) for _, title in pinned]
-        question = "Compare " + ", ".join(names[:-1]) + " and " + names[-1]
-        return question, Filters(paper_ids=tuple(pins)), len(pins)
+def scoped(filters: Filters, scope: Scope, pinned: Sequence[tuple[str, str]], only_pinned: bool,
+           k: int) -> tuple[Filters, int]:
+    """The filters and k to ask with: "only pinned" restricts the search to the pinned papers, a map scope to
+    the papers in it. ("Compare the pinned papers" is the pipeline's to route: it gets the pinned ids.)"""
+    pins = tuple(pid for pid, _ in pinned)
     if only_pinned and pins:
-        return question, Filters(filters.statuses, filters.primary_areas, filters.keywords, tuple(pins)), min(k, len(pins))
+        return filters.only(pins), min(k, len(pins))
     if scope.paper_ids:
-        return question, Filters(filters.statuses, filters.primary_areas, filters.keywords, scope.paper_ids), k
-    return question, filters, k
+        return filters.only(scope.paper_ids), k
+    return filters, k
 
 
 def pin(pinned: list[tuple[str, str]], paper_id: str, title: str) -> list[tuple[str, str]]:
@@ -235,12 +235,13 @@ def pinned_markdown(pinned: Sequence[tuple[str, str]]) -> str:
 def similar_html(result: SimilarResult) -> str:
     head = f"Papers like <b>{esc(result.query_title)}</b>" if result.query_title else "Papers closest to the pasted text"
     if result.nothing_close:
-        best = f" (best cosine {result.best:.2f}, below {result.threshold:.2f})" if result.papers else ""
+        best = (f" (best cosine {result.best:.2f}, below {result.threshold:.2f})"
+                if result.papers and result.threshold is not None else "")
         return f"<div class='similar nothing-close'><b>Nothing close</b> in the indexed papers{best}.</div>"
     items = "".join(
         f"<li><a href='{esc(safe_url(p.paper))}' target='_blank' rel='noopener noreferrer'>{esc(p.paper.title)}</a> "
         f"<small>cosine {p.score:.2f} · {esc(p.paper.status or '')}</small><br><small>{esc(p.differs)}</small></li>"
-        for p in result.papers if p.score >= result.threshold)
+        for p in result.close())
     return f"<div class='similar'><p>{head}:</p><ol>{items}</ol></div>"
 
 
@@ -300,11 +301,11 @@ def build_explore(pipeline, topic_map: TopicMap) -> Explore:
     def like_this(cur):
         if not cur or not cur[0]:
             return "<div class='similar'>Open a paper first (click a citation).</div>"
-        return similar_html(similar(pipeline.index, paper_id=cur[0]))
+        return similar_html(pipeline.similar(paper_id=cur[0]))
 
     def paste(text):
         try:
-            return similar_html(similar(pipeline.index, text=text or ""))
+            return similar_html(pipeline.similar(text=text or ""))
         except ValueError as exc:
             return f"<div class='similar'>⚠️ {esc(str(exc))}</div>"
 

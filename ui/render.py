@@ -11,13 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.grounded import Answer
-from rag.corpus.papers import Paper
-from rag.retrieve.search import Source
+from rag.pipeline import Answer, Paper, Source
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _MD_SPECIAL = re.compile(r"([\[\]\(\)`*_\\])")
-OPENREVIEW = "https://openreview.net/forum?id="
 # Shown until the first token: a local model on a laptop CPU reads the papers for ~20 s before it writes.
 WAITING = "_Writing the answer... (a local model needs about 20 s to read the papers first; the papers are listed below)_"
 
@@ -41,19 +38,13 @@ def esc_inline(text: str) -> str:
 
 
 def safe_url(paper: Paper) -> str:
-    """Only http(s) links leave the app; anything else falls back to the paper's OpenReview page."""
-    url = paper.link
-    if re.match(r"^https?://[^\s<>\"']+$", url):
-        return url
-    return OPENREVIEW + re.sub(r"[^A-Za-z0-9_-]", "", paper.id)
+    """The paper's page (`Paper.link` lets only http(s) links leave the app)."""
+    return paper.link
 
 
 def source_url(source: Source) -> str:
     """The paper's page, or for a review source that review on OpenReview."""
-    if source.review_id:
-        return (OPENREVIEW + re.sub(r"[^A-Za-z0-9_-]", "", source.paper.id)
-                + "&noteId=" + re.sub(r"[^A-Za-z0-9_-]", "", source.review_id))
-    return safe_url(source.paper)
+    return source.link
 
 
 def cite_href(turn: int, n: int) -> str:

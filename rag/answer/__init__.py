@@ -1,1 +1,1 @@
-"""Stage 5, answer: grounded, cited and checked answers; comparisons, reviews and counts."""
+"""Answer: grounded, cited and checked answers; comparisons, reviews and counts."""

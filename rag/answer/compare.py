@@ -1,4 +1,4 @@
-"""Stage 4c, compare: "compare X and Y" gets a table (problem, method, data, main result, limitation) for
+"""Compare: "compare X and Y" gets a table (problem, method, data, main result, limitation) for
 2 to 4 papers, every cell cited, before the model's short prose contrast.
 
 The cells are sentences of the cited paper's own abstract, picked by cue words and shortened, so each
@@ -15,12 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.retrieve.search import Source
-from rag.answer.verify import coined_names, content_words, share_held, split_sentences, word_set
+from rag.text import coined_names, content_words, has_cjk, introduced_names, share_held, short_name, split_sentences, \
+    word_set
 
-_COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
-                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
-                      r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
-_COUNT = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
 NOT_STATED, NOT_STATED_ZH = "not stated in the abstract", "摘要未提及"
@@ -64,36 +61,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def is_comparison(question: str) -> bool:
-    return bool(_COMPARE.search(question))
-
-
-def wanted_count(question: str) -> int:
-    for word, n in _COUNT.items():
-        if re.search(rf"\b{word}\b" if word.isascii() else word, question, re.IGNORECASE):
-            return n
-    return 2
-
-
-def _name_of(title: str) -> str:
-    """The short name a paper goes by: the part before a colon ("LookaheadKV: ..."), else the title."""
-    head = title.split(":")[0].strip()
-    return head if len(head.split()) <= 4 else title
-
-
 # Where an English comparison question turns from one paper's description to the next ("..., the other ...");
 # a Chinese question is split through its English translation (compared_papers).
 _TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
                    r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
-
-
-def introduced_names(paper) -> set[str]:
-    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
-    names = set(coined_names(paper.title))
-    for sentence in split_sentences(paper.abstract):
-        if any(cue in sentence.lower() for cue in ("we propose", "we introduce", "we present", "we develop", "we call")):
-            names |= set(coined_names(sentence))
-    return names
 
 
 def _by_description(question: str, sources: Sequence[Source], count: int) -> list[Source]:
@@ -121,11 +92,11 @@ def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int)
     count = max(2, min(4, count, len(sources)))
     said = " ".join(texts)
     names = set(coined_names(said))
-    by_title = [s for s in sources if _name_of(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
-    by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper)]
+    by_title = [s for s in sources if short_name(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
+    by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper.title, s.paper.abstract)]
     named = by_title + by_name
     # descriptions are matched in English: the question, or its translation when it is not in English
-    english = next((t for t in texts if not re.search(r"[\u3000-\u9fff]", t)), "")
+    english = next((t for t in texts if not has_cjk(t)), "")
     described = [s for s in _by_description(english, sources, count) if s not in named]
     rest = [s for s in sources if s not in named and s not in described]
     return sorted((named + described + rest)[:count], key=lambda s: s.n)
@@ -160,10 +131,11 @@ def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
     return tuple(f"{_shorten(chosen[a])} [{source.n}]" if a in chosen else missing for a in ASPECTS)
 
 
-def build_comparison(texts: Sequence[str], sources: Sequence[Source], chinese: bool = False) -> Comparison | None:
-    """The table for a comparison question, or None when it is not one (or fewer than 2 papers were found)."""
-    question = texts[0] if texts else ""
-    if not is_comparison(question) or len(sources) < 2:
+def build_comparison(texts: Sequence[str], sources: Sequence[Source], count: int = 2,
+                     chinese: bool = False) -> Comparison | None:
+    """The table comparing `count` of the sources (None when fewer than 2 were found). `texts`: the question and
+    anything else that may name the papers (the rewritten query)."""
+    if len(sources) < 2:
         return None
-    papers = compared_papers(texts, sources, wanted_count(question))
+    papers = compared_papers(texts, sources, count)
     return Comparison(tuple(papers), tuple(cells_for(s, chinese) for s in papers), chinese)

@@ -1,19 +1,21 @@
-"""Stage 4, answer: a LangChain chain that grounds the model in numbered sources and streams a cited answer."""
+"""The grounded answer: the model reads numbered sources and writes a cited answer, streamed; plain
+code then cleans its citations and checks every sentence against what it cites (rag.answer.support)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from rag.answer.citations import Citation, CitationFilter, to_citation
-from rag.answer.compare import Comparison, build_comparison
+from rag.answer.citations import CitationFilter, to_citation
+from rag.answer.compare import Comparison
+from rag.answer.coverage import Coverage
+from rag.answer.support import attribute_uncited, check_sentences, drop_extra_citations, echoes
+from rag.answer.types import Answer
 from rag.errors import ModelError
-from rag.answer.prompts import (
+from rag.prompts import (
     ANSWER_TEMPLATE,
     CANNOT_ANSWER,
     CANNOT_ANSWER_ZH,
@@ -36,9 +38,9 @@ from rag.answer.prompts import (
     UNKNOWN_NAME_WHY_EN,
     UNKNOWN_NAME_WHY_ZH,
 )
+from rag.question.router import Intent, Kind
+from rag.question.turns import HistoryItem, exchanges
 from rag.retrieve.search import Source
-from rag.question.rewrite import HistoryItem, exchanges
-from rag.answer.verify import Coverage, SentenceCheck, attribute_uncited, check_sentences, drop_extra_citations, echoes
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -49,52 +51,6 @@ ANSWER_PROMPT = ChatPromptTemplate.from_messages(
 )
 MAX_HISTORY_TURNS = 2  # earlier turns cost prefill time on a CPU and rarely matter
 HISTORY_ANSWER_CHARS = 1_200  # an earlier answer (a comparison table included) is cut here in the prompt
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-@dataclass
-class Answer:
-    question: str
-    text: str
-    sources: list[Source]
-    citations: list[Citation] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
-    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.verify.coverage) or "model"
-    comparison: Comparison | None = None  # the table of a "compare X and Y" answer (its Markdown opens `text`)
-    counted: bool = False  # an aggregate answer (rag.answer.aggregate): a count with its papers listed, no citations
-    unsupported_citations: list[int] = field(default_factory=list)  # [n] taken out of sentences n does not
-    # support, next to sources that do (rag.answer.verify.drop_extra_citations)
-
-    @property
-    def prose(self) -> str:
-        """The answer without its comparison table: what the model wrote (or the refusal)."""
-        if not self.comparison:
-            return self.text
-        return "\n".join(line for line in self.text.splitlines() if not line.startswith("|")).strip()
-
-    @property
-    def refused(self) -> bool:
-        return bool(self.refusal)
-
-    def to_json(self) -> dict:
-        return {
-            "answer": self.text,
-            "citations": [{"n": c.n, "id": c.id, "title": c.title}
-                          | ({"kind": "review", "review_id": c.review_id, "url": c.url} if c.review_id else {})
-                          for c in self.citations],
-            "retrieved": [s.paper.id for s in self.sources],
-            "dropped_citations": self.dropped,
-            "refused": self.refused,
-            "sentences": [c.to_json() for c in self.sentences],
-            "comparison": self.comparison.to_json() if self.comparison else None,
-            "counted": self.counted,
-            "removed_citations": self.unsupported_citations,
-        }
-
-
-def is_chinese(text: str) -> bool:
-    return len(_CJK.findall(text)) >= 2
 
 
 def format_source(s: Source) -> str:
@@ -119,19 +75,22 @@ def history_messages(history: Sequence[HistoryItem]) -> list[BaseMessage]:
     return messages
 
 
-def prompt_inputs(question: str, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
-                  compare: bool = False) -> dict:
-    chinese = is_chinese(question)
-    if sources and all(s.review_id for s in sources):
-        instructions = REVIEW_INSTRUCTIONS_ZH if chinese else REVIEW_INSTRUCTIONS_EN
-    elif compare:
-        instructions = COMPARE_INSTRUCTIONS_ZH if chinese else COMPARE_INSTRUCTIONS_EN
-    else:
-        instructions = INSTRUCTIONS_ZH if chinese else INSTRUCTIONS_EN
+def instructions_for(intent: Intent) -> str:
+    """The closing instructions for the kind of question, in its language (Chinese gets Chinese ones: the small
+    embedded model then answers in Chinese)."""
+    zh = intent.chinese
+    if intent.kind is Kind.REVIEW:
+        return REVIEW_INSTRUCTIONS_ZH if zh else REVIEW_INSTRUCTIONS_EN
+    if intent.kind is Kind.COMPARE:
+        return COMPARE_INSTRUCTIONS_ZH if zh else COMPARE_INSTRUCTIONS_EN
+    return INSTRUCTIONS_ZH if zh else INSTRUCTIONS_EN
+
+
+def prompt_inputs(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> dict:
     return {
         "sources": format_sources(sources),
-        "question": question.strip(),
-        "instructions": instructions,
+        "question": intent.question.strip(),
+        "instructions": instructions_for(intent),
         "history": history_messages(history),
     }
 
@@ -140,9 +99,9 @@ def closest_titles(sources: Sequence[Source], n: int = 3) -> str:
     return "; ".join(f"\u201c{s.paper.title}\u201d" for s in list(sources)[:n])
 
 
-def refusal_text(question: str, sources: Sequence[Source], cover: Coverage) -> str:
+def refusal_text(intent: Intent, sources: Sequence[Source], cover: Coverage) -> str:
     """The plain "not covered" answer, in the question's language, with why and the closest papers."""
-    zh = is_chinese(question)
+    zh = intent.chinese
     if cover.unknown_names:
         why = (UNKNOWN_NAME_WHY_ZH if zh else UNKNOWN_NAME_WHY_EN).format(names=", ".join(cover.unknown_names))
     elif cover.rare_terms:
@@ -184,33 +143,31 @@ def _model_error(exc: Exception) -> ModelError:
                       "check the model server's log.")
 
 
-def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel | None,
+def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel | None,
                   history: Sequence[HistoryItem] = (), cover: Coverage | None = None,
-                  named: Sequence[str] = ()) -> Iterator[str | Answer]:
+                  comparison: Comparison | None = None) -> Iterator[str | Answer]:
     """Yield clean answer text as it is written, then the final `Answer` (always last).
 
     When `cover` says the sources cannot answer, the model is not called: the answer says so and
-    names the closest papers. A comparison question gets its table first (rag.answer.compare; `named` are
-    extra texts that may name the papers, such as the rewritten query), then the model's contrast of
-    just those papers. Every sentence the model writes is checked against what it cites."""
+    names the closest papers. A `comparison` (rag.answer.compare) opens the answer with its table, and the
+    model then contrasts just those papers. Every sentence the model writes is checked against what it cites."""
     sources = list(sources)
+    question, kind = intent.question, intent.kind.value
     if not sources:
-        text = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
+        text = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
         yield text
-        yield Answer(question, text, sources, refusal="code")
+        yield Answer(question, text, sources, refusal="code", kind=kind)
         return
     if cover is not None and not cover.answerable:
-        text = refusal_text(question, sources, cover)
+        text = refusal_text(intent, sources, cover)
         yield text
-        yield Answer(question, text, sources, refusal="code")
+        yield Answer(question, text, sources, refusal="code", kind=kind)
         return
     # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
     # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
     # the HTTP response at once, so the model server cancels generation when the user presses Stop.
-    reviews = all(s.review_id for s in sources)
-    comparison = None if reviews else build_comparison([question, *named], sources, is_chinese(question))
     shown = list(comparison.papers) if comparison else sources
-    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(question, shown, history, compare=bool(comparison)))
+    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(intent, shown, history))
     citations = CitationFilter(shown)
     table = comparison.markdown() + "\n\n" if comparison else ""
     if table:
@@ -233,7 +190,7 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
     prose = "".join(parts).strip()
     recited = echoes(prose, PRIVATE_PROMPTS)
     if recited:  # the model was talked into reciting its instructions: say no instead
-        prose = CANNOT_ANSWER_ZH if is_chinese(question) else CANNOT_ANSWER
+        prose = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
         yield "\n\n" + prose
     prose, attributed, added = attribute_uncited(prose, shown)
     prose, unsupported = drop_extra_citations(prose, shown)
@@ -244,7 +201,7 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
     # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one
     if not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
         refusal = "model"
-        closest = "\n\n" + (CLOSEST_ZH if is_chinese(question) else CLOSEST_EN).format(titles=closest_titles(sources))
+        closest = "\n\n" + (CLOSEST_ZH if intent.chinese else CLOSEST_EN).format(titles=closest_titles(sources))
         prose += closest
         yield closest
     cited = [to_citation(by_n[n]) for n in cited_n]
@@ -252,14 +209,14 @@ def stream_answer(question: str, sources: Sequence[Source], llm: BaseChatModel |
         cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
     yield Answer(question, table + prose, sources, cited, citations.dropped,
                  sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison,
-                 unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
+                 kind=kind, unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
 
 
-def answer(question: str, sources: Sequence[Source], llm: BaseChatModel,
-           history: Sequence[HistoryItem] = (), cover: Coverage | None = None, named: Sequence[str] = ()) -> Answer:
+def answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel, history: Sequence[HistoryItem] = (),
+           cover: Coverage | None = None, comparison: Comparison | None = None) -> Answer:
     """The whole answer at once."""
     result = None
-    for item in stream_answer(question, sources, llm, history, cover, named):
+    for item in stream_answer(intent, sources, llm, history, cover, comparison):
         result = item
     assert isinstance(result, Answer)
     return result

@@ -1,1 +1,1 @@
-"""Stage 1, corpus: paper records and reviews read, validated and (with `paperchat fetch`) downloaded."""
+"""Corpus: paper records and reviews read, validated and (with `paperchat fetch`) downloaded."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from rag.text import openreview_url
+
 NOT_ACCEPTED = "Not accepted (rejected / desk-rejected / withdrawn after 2025-11-22)"
 # `content` keys of a submission note -> corpus fields (first key present wins).
 NOTE_FIELDS = (("title", "title"), ("abstract", "abstract"), ("keywords", "keywords"),
@@ -47,7 +49,7 @@ def note_to_record(note: dict) -> tuple[dict, list[str]]:
     if not isinstance(pid, str) or not pid.strip():
         raise ValueError("note has no 'id' or 'forum'")
     content = note["content"]
-    record: dict = {"id": pid, "url": f"https://openreview.net/forum?id={pid.strip()}"}
+    record: dict = {"id": pid, "url": openreview_url(pid.strip())}
     for key, name in NOTE_FIELDS:
         if key in content and name not in record:
             record[name] = _value(content[key])

@@ -1,4 +1,4 @@
-"""Stage 1, corpus: read paper records and validate them line by line.
+"""Corpus: read paper records and validate them line by line.
 
 Formats (plain or .gz): JSONL of corpus records, CSV with the same columns (by the `.csv` suffix), and
 OpenReview API v2 notes, as JSONL or as one JSON document (a list, or {"notes": [...]}), recognised by
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.errors import CorpusError
+from rag.text import web_link
 from rag.corpus.openreview import NOT_ACCEPTED, is_note, note_to_record, venue_status  # noqa: F401 (re-exported)
 
 # Fields of the corpus schema (corpus/README.md). Others from the full ICLR dump are accepted silently.
@@ -49,7 +50,7 @@ class Paper:
 
     @property
     def link(self) -> str:
-        return self.url or f"https://openreview.net/forum?id={self.id}"
+        return web_link(self.url, self.id)
 
     def content_hash(self) -> str:
         """Changes whenever anything that is embedded or shown changes."""

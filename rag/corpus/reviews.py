@@ -5,7 +5,7 @@ Input: JSONL (plain or .gz) with one line per paper, {"id": paper id, "reviews":
 "confidence", "soundness", "presentation", "contribution", "summary", "strengths", "weaknesses",
 "questions"}]}: the shape of `../shared/data/reviews.jsonl.gz` and of `paperchat fetch --with-reviews`.
 They are kept in SQLite (not embedded: a question about reviews first finds its papers, then reads their
-reviews), keyed by (paper id, review id), so ingesting the same file again changes nothing.
+reviews, rag.answer.reviews), keyed by (paper id, review id), so ingesting the same file again changes nothing.
 """
 
 from __future__ import annotations
@@ -18,20 +18,10 @@ from pathlib import Path
 
 from rag.corpus.papers import LoadReport, Problem, _json_entries, _open_binary
 from rag.errors import CorpusError
+from rag.text import openreview_url
 
 SCORES = ("rating", "confidence", "soundness", "presentation", "contribution")
 TEXTS = ("summary", "strengths", "weaknesses", "questions")
-# Asks about the reviews themselves (a bare "weaknesses" or "scores" may mean the paper's own limitations
-# or benchmark scores, so those alone do not count).
-# (A singular "review" is usually a survey or a moderation step, so it counts only as "official review".)
-_REVIEW_QUESTION = re.compile(r"\breviewers?\b|\breviews\b|\bofficial review|\bratings?\b|\brated\b|审稿|评审|评分",
-                              re.IGNORECASE)
-# Which part of a review answers the question (first match wins; else summary, strengths and weaknesses).
-_FIELDS = ((re.compile(r"weakness|limitation|criticis|concern|缺点|不足", re.I), ("weaknesses",)),
-           (re.compile(r"strength|praise|优点", re.I), ("strengths",)),
-           (re.compile(r"\bquestions?\b|asked|问题", re.I), ("questions",)))
-
-
 @dataclass(frozen=True)
 class Review:
     paper_id: str
@@ -48,34 +38,10 @@ class Review:
 
     @property
     def link(self) -> str:
-        return f"https://openreview.net/forum?id={self.paper_id}&noteId={self.review_id}"
+        return openreview_url(self.paper_id, self.review_id)
 
     def scores(self) -> str:
         return ", ".join(f"{name} {getattr(self, name)}" for name in SCORES if getattr(self, name) is not None)
-
-
-# Words that ask about the reviews rather than name the paper: left out of the search for the paper.
-_INTENT = re.compile(r"\b(?:what|which|did|do|does|the|official|reviewers?'?s?|reviews?|raise[ds]?|raising|say|said|"
-                     r"think|thought|about|of|on|for|main|key|weakness(?:es)?|strengths?|concerns?|criticisms?|"
-                     r"criticis(?:e|ed|ing)|questions?|asked|ratings?|rated|scores?|give|gave|papers?|had|have|"
-                     r"highest|lowest|best|worst|see|saw|seen|in|ask|point(?:ed)?|out|find|found|mention(?:ed)?|identif(?:y|ied)|"
-                     r"list)\b|审稿人?|评审(?:意见)?|提出了?|哪些|缺点|优点|评分|关于|对|的",
-                     re.IGNORECASE)
-
-
-def review_topic(question: str) -> str:
-    """What to search for to find the paper(s) a review question is about: the question without its
-    review words ("What weaknesses did reviewers raise about DroPE?" -> "DroPE")."""
-    topic = re.sub(r"[\s?？,.!]+", " ", _INTENT.sub(" ", question)).strip()
-    return topic if len(topic) >= 3 else question
-
-
-def is_review_question(question: str) -> bool:
-    return bool(_REVIEW_QUESTION.search(question))
-
-
-def fields_for(question: str) -> tuple[str, ...]:
-    return next((fields for pattern, fields in _FIELDS if pattern.search(question)), ("summary", "strengths", "weaknesses"))
 
 
 def _score(value: object) -> int | None:

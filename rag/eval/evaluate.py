@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag.errors import CorpusError
-from rag.retrieve.search import Filters, Source
-from rag.question.rewrite import Exchange
+from rag.question.turns import Exchange
+from rag.retrieve.filters import Filters
+from rag.retrieve.search import Source
+from rag.text import language
 
 if TYPE_CHECKING:
-    from rag.answer.grounded import Answer
+    from rag.answer.types import Answer
 
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
 SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the second one" can point to
@@ -49,13 +51,6 @@ def load_questions(path: str | Path) -> list[dict]:
 
 def _rank_of(ids: list[str], relevant: set[str]) -> int | None:
     return next((i for i, pid in enumerate(ids, start=1) if pid in relevant), None)
-
-
-def _satisfies(source: Source, filters: Filters) -> bool:
-    p = source.paper
-    return (not filters.statuses or p.status in filters.statuses) and \
-        (not filters.primary_areas or p.primary_area in filters.primary_areas) and \
-        all(k.lower() in {kw.lower() for kw in p.keywords} for k in filters.keywords)
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -119,7 +114,7 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
             row["both_gold_top10"] = set(q.get("gold", [])) <= set(ids[:10])
             if q["kind"] == "filtered":
                 top = sources[:5]
-                row["constraint5"] = sum(_satisfies(s, filters) for s in top) / len(top) if top else 0.0
+                row["constraint5"] = sum(filters.admits(s.paper) for s in top) / len(top) if top else 0.0
         rows.append(row)
 
     def recall(k):
@@ -185,8 +180,6 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
     refusals (wanted for unanswerable, unwanted for the rest), gold cited, citations outside the
     retrieved papers (must be 0), Chinese questions answered in Chinese (judged on the prose, not the
     comparison table), and the share of cited sentences the support check judged supported."""
-    from rag.answer.grounded import is_chinese
-
     rows = []
     for q in questions:
         if q["kind"] == "followup":
@@ -202,7 +195,7 @@ def evaluate_answers(questions: list[dict], answer: AnswerFn,
                      "gold_retrieved": bool(relevant & retrieved),
                      "cites_all_gold": set(q.get("gold", [])) <= set(cited),
                      "cited_not_retrieved": len(set(cited) - retrieved),
-                     "in_question_language": is_chinese(got.prose) == (q["lang"] == "zh"),
+                     "in_question_language": (language(got.prose) == "zh") == (q["lang"] == "zh"),
                      "sentences_checked": len(checked), "sentences_supported": sum(bool(c.supported) for c in checked),
                      "seconds": round(time.perf_counter() - t0, 1), "answer": got.text,
                      "retrieved": [s.paper.id for s in got.sources],
@@ -247,17 +240,19 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
     k = max(10, pipeline.settings.retrieval.k)
 
     def rewrite(question, history):
-        query = pipeline.search_query(question, history)
+        query = pipeline.search_query(pipeline.route(question, history), history)
         return query.all, query.rewritten
 
     def retrieve(query, filters):
         return pipeline.retrieve(query, filters, k=k)
 
-    report, rows = evaluate_retrieval(questions, retrieve, pipeline.stated_filters, rewrite)
+    def stated(question):
+        return pipeline.route(question).filters
+
+    report, rows = evaluate_retrieval(questions, retrieve, stated, rewrite)
     if answers:
         answer_report, answer_rows = evaluate_answers(
-            questions, lambda question, filters: pipeline.ask(question, filters=filters), pipeline.stated_filters,
-            progress)
+            questions, lambda question, filters: pipeline.ask(question, filters=filters), stated, progress)
         merge_answer_figures(report, answer_report)
         rows += answer_rows
     return report, rows

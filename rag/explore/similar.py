@@ -9,21 +9,18 @@ words the query does not have.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.corpus.papers import Paper
 from rag.index.store import PaperIndex
-from rag.index.lexical import query_terms
+from rag.text import content_words, query_terms, split_sentences
 
-# Below this best cosine, nothing is "close". Chosen by measurement on the full corpus with MiniLM
-# (benchmarks/similar_hit.py, 200 papers): a real ICLR paper's nearest *other* paper is at cosine 0.507 or
-# more (1st percentile 0.549); 20 off-topic pasted texts (recipes, news, travel) top out at 0.359. 0.43 is
-# midway between the two.
-NOTHING_CLOSE_BELOW = 0.43
+# Below the embedder's `similar` floor (rag.settings.MEASURED_FLOORS), nothing is "close". For MiniLM it was
+# chosen by measurement on the full corpus (benchmarks/similar_hit.py, 200 papers): a real ICLR paper's nearest
+# *other* paper is at cosine 0.507 or more (1st percentile 0.549); 20 off-topic pasted texts (recipes, news,
+# travel) top out at 0.359. 0.43 is midway between the two. Without a floor, nothing is ever "nothing close".
 MAX_TEXT_CHARS = 20_000  # a pasted text beyond this is cut (the embedder reads far less anyway)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class SimilarPaper:
 class SimilarResult:
     query_title: str  # the paper asked about, or "" for pasted text
     papers: list[SimilarPaper] = field(default_factory=list)
-    threshold: float = NOTHING_CLOSE_BELOW
+    threshold: float | None = None
 
     @property
     def best(self) -> float:
@@ -45,30 +42,22 @@ class SimilarResult:
 
     @property
     def nothing_close(self) -> bool:
-        return self.best < self.threshold
+        return not self.papers or self.threshold is not None and self.best < self.threshold
 
-
-def _words(text: str) -> set[str]:
-    return set(query_terms_all(text))
-
-
-def query_terms_all(text: str) -> list[str]:
-    """Every content word of `text` (rag.index.lexical.query_terms without its query-length cap)."""
-    words: list[str] = []
-    for part in re.split(r"(?<=[.!?;])\s+", text):
-        words.extend(query_terms(part))
-    return words
+    def close(self) -> list[SimilarPaper]:
+        """The papers at or above the floor (all of them when there is none)."""
+        return [p for p in self.papers if self.threshold is None or p.score >= self.threshold]
 
 
 def differs_note(other: Paper, query_text: str, query_keywords: Sequence[str] = ()) -> str:
     """Keywords `other` lists that the query lacks, and its most distinctive abstract sentence."""
-    have = _words(query_text) | {w for k in query_keywords for w in query_terms(k)}
+    have = set(content_words(query_text)) | {w for k in query_keywords for w in query_terms(k)}
     mine = {k.lower().strip() for k in query_keywords}
     extra = [k for k in other.keywords if k.lower().strip() not in mine and not set(query_terms(k)) <= have]
-    sentences = [s.strip() for s in _SENTENCE.split(other.abstract) if len(s.split()) >= 5]
+    sentences = [s for s in split_sentences(other.abstract) if len(s.split()) >= 5]
     best, best_new = "", 0
     for sentence in sentences:
-        new = len(set(query_terms(sentence)) - have)
+        new = len(set(content_words(sentence)) - have)
         if new > best_new:
             best, best_new = sentence, new
     parts = []
@@ -79,28 +68,20 @@ def differs_note(other: Paper, query_text: str, query_keywords: Sequence[str] = 
     return " ".join(parts) or "Close in wording; no keyword or sentence stands out."
 
 
-def _vectors_of(index: PaperIndex, paper_id: str) -> list[list[float]]:
-    got = index.collection.get(where={"paper_id": paper_id}, include=["embeddings"])
-    return [list(map(float, v)) for v in (got.get("embeddings") if got.get("embeddings") is not None else [])]
-
-
 def _nearest(index: PaperIndex, vectors: Sequence[Sequence[float]], k: int,
              exclude: str | None) -> list[tuple[str, float]]:
     """Best paper ids by their closest chunk to any query vector, best first."""
-    fetch = min(index.count_chunks(), max(4 * k + 4, 20))
-    got = index.collection.query(query_embeddings=[list(v) for v in vectors], n_results=fetch,
-                                 include=["metadatas", "distances"])
     best: dict[str, float] = {}
-    for metas, dists in zip(got["metadatas"], got["distances"]):
-        for meta, dist in zip(metas, dists):
+    for hits in index.nearest(vectors, max(4 * k + 4, 20)):
+        for meta, cosine in hits:
             pid = meta["paper_id"]
             if pid != exclude:
-                best[pid] = max(best.get(pid, -1.0), 1.0 - float(dist))
+                best[pid] = max(best.get(pid, -1.0), cosine)
     return sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))[:k]
 
 
 def similar(index: PaperIndex, paper_id: str | None = None, text: str | None = None, k: int = 5,
-            threshold: float = NOTHING_CLOSE_BELOW) -> SimilarResult:
+            threshold: float | None = None) -> SimilarResult:
     """The k nearest papers to an indexed paper (itself excluded) or to pasted text (title and/or abstract)."""
     if (paper_id is None) == (text is None):
         raise ValueError("Give either paper_id (papers like this one) or text (a pasted abstract), not both.")
@@ -112,7 +93,8 @@ def similar(index: PaperIndex, paper_id: str | None = None, text: str | None = N
         record = index.get_papers([paper_id]).get(paper_id)
         if record is None:
             raise ValueError(f"Paper {paper_id!r} is not in the index.")
-        vectors, query_text, keywords, title = _vectors_of(index, paper_id), f"{record.title}. {record.abstract}", record.keywords, record.title
+        vectors, query_text, keywords, title = (index.vectors_of(paper_id), f"{record.title}. {record.abstract}",
+                                                record.keywords, record.title)
     else:
         query_text = " ".join(text.split())[:MAX_TEXT_CHARS]
         if len(query_terms(query_text)) < 3:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.index.chunking import KEYWORD_SEPARATOR, keyword_key
-from rag.index.store import READ_PAGE, PaperIndex
-from rag.index.lexical import STOP_WORDS
+from rag.index.chunking import KEYWORD_SEPARATOR
+from rag.index.store import PaperIndex
+from rag.retrieve.filters import keyword_key
+from rag.text import STOP_WORDS, words
 
 LABEL_CANDIDATES = 30  # a cluster's best-scored terms considered for its label
 PHRASE_OVER_WORD = 0.5  # a phrase replaces chosen words inside it at this share of their score (see pick_terms)
@@ -32,7 +32,6 @@ PCA_DIMS = 50
 MAX_CLUSTERS = 40
 ROUNDS = 40
 SEED = 2026
-_WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
 
 
 @dataclass(frozen=True)
@@ -75,17 +74,11 @@ def _papers(index: PaperIndex) -> tuple[list[str], list[str], list[str], np.ndar
     """(ids, titles, keyword strings, one unit vector per paper (mean of its chunks), content hashes)."""
     sums: dict[str, np.ndarray] = {}
     info: dict[str, tuple[str, str, str]] = {}
-    offset = 0
-    while True:
-        page = index.collection.get(include=["embeddings", "metadatas"], limit=READ_PAGE, offset=offset)
-        for vector, meta in zip(page["embeddings"], page["metadatas"]):
-            pid = meta["paper_id"]
-            v = np.asarray(vector, dtype=np.float32)
-            sums[pid] = sums[pid] + v if pid in sums else v.copy()
-            info.setdefault(pid, (meta.get("title", ""), meta.get("keywords", ""), meta.get("content_hash", "")))
-        if len(page["ids"]) < READ_PAGE:
-            break
-        offset += READ_PAGE
+    for chunk in index.chunks(vectors=True):
+        meta, pid = chunk.metadata, chunk.metadata["paper_id"]
+        v = np.asarray(chunk.vector, dtype=np.float32)
+        sums[pid] = sums[pid] + v if pid in sums else v.copy()
+        info.setdefault(pid, (meta.get("title", ""), meta.get("keywords", ""), meta.get("content_hash", "")))
     ids = sorted(sums)
     matrix = np.stack([sums[i] for i in ids]) if ids else np.zeros((0, 1), dtype=np.float32)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
@@ -102,16 +95,8 @@ def content_key(collection: str, ids: list[str], hashes: list[str]) -> str:
 
 def index_key(index: PaperIndex) -> str:
     """The current key of the index (reads ids and hashes only, not vectors)."""
-    ids, hashes, offset = [], [], 0
-    while True:
-        page = index.collection.get(where={"chunk": 0}, include=["metadatas"], limit=READ_PAGE, offset=offset)
-        for meta in page["metadatas"]:
-            ids.append(meta["paper_id"])
-            hashes.append(meta.get("content_hash", ""))
-        if len(page["ids"]) < READ_PAGE:
-            break
-        offset += READ_PAGE
-    return content_key(index.name, ids, hashes)
+    firsts = [c.metadata for c in index.chunks(first_only=True)]
+    return content_key(index.name, [m["paper_id"] for m in firsts], [m.get("content_hash", "") for m in firsts])
 
 
 def _kmeans(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -216,7 +201,8 @@ def same_topic(a: str, b: str) -> bool:
 def _terms(text: str) -> list[str]:
     title, _, keywords = text.partition("\x00")
     phrases = [keyword_key(k) for k in keywords.split(KEYWORD_SEPARATOR) if k.strip()]
-    return phrases + [w for w in _WORD.findall(title.lower()) if w not in STOP_WORDS]
+    return phrases + [w for w in words(title, hyphens=True)
+                      if len(w) >= 3 and w.isascii() and w[0].isalpha() and w not in STOP_WORDS]
 
 
 def build_map(index: PaperIndex) -> TopicMap:

@@ -1,1 +1,1 @@
-"""Stage 2, index: chunks, their vectors in Chroma and their BM25 twin, named by what made them."""
+"""Index: chunks, their vectors in Chroma and their BM25 twin, named by what made them."""

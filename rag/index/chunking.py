@@ -1,4 +1,4 @@
-"""Stage 2a, chunking: split each abstract into token-bounded chunks that carry their paper with them."""
+"""Chunking: split each abstract into token-bounded chunks that carry their paper with them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from rag.corpus.papers import Paper
+from rag.retrieve.filters import keyword_key
 from rag.settings import ChunkingSettings
 
 KEYWORD_SEPARATOR = "; "  # Chroma metadata values are scalars, so keywords travel as one string
@@ -45,11 +46,6 @@ def paper_from_metadata(metadata: dict) -> Paper:
         primary_area=metadata.get("primary_area", ""), status=metadata.get("status", ""),
         url=metadata.get("url", ""), tldr=metadata.get("tldr", ""),
     )
-
-
-def keyword_key(keyword: str) -> str:
-    """How a keyword is matched by the keyword filter: case and surrounding space do not count."""
-    return " ".join(keyword.lower().split())
 
 
 def paper_metadata(paper: Paper) -> dict:

@@ -1,4 +1,4 @@
-"""Stage 2d, lexical index: BM25 over the same chunks as the vector store, in SQLite FTS5.
+"""Lexical index: BM25 over the same chunks as the vector store, in SQLite FTS5.
 
 It lives next to the vector store under the data dir, one file per collection (same name, so a
 different embedder or chunking never shares it), and is updated by the same ingest calls, so no query
@@ -9,7 +9,6 @@ open and rebuilds this file from Chroma's stored chunks.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -17,31 +16,11 @@ from pathlib import Path
 
 from langchain_core.documents import Document
 
-# Common English words that carry no topic; BM25's idf would shrink them anyway, but dropping them
-# keeps FTS5 from walking posting lists of half the corpus.
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have having
-he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
-once only or other our out over own same she should so some such than that the their them then there
-these they this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours paper papers work works study studies propose proposes proposed
-approach approaches method methods based using use used via new novel there any anything something
-existing way ways show shows find look looking kind kinds one ones e g eg etc like
-""".split())
+from rag.index.chunking import body_of
+from rag.retrieve.filters import Filters
+from rag.text import query_terms
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 SCHEMA = 3  # PRAGMA user_version of the file layout below
-MAX_QUERY_TERMS = 48  # a 100,000-character question still makes a bounded query
-
-
-def query_terms(text: str) -> list[str]:
-    """Distinct lower-cased words of `text`, stop words dropped, in order."""
-    terms = []
-    for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in STOP_WORDS and word not in terms:
-            terms.append(word)
-    return terms[:MAX_QUERY_TERMS]
 
 
 class LexicalIndex:
@@ -87,8 +66,6 @@ class LexicalIndex:
 
     def upsert(self, documents: Sequence[Document]) -> None:
         """Store chunks (replacing any with the same id) in one transaction."""
-        from rag.index.chunking import body_of
-
         rows = [(d.id, d.metadata["paper_id"], d.metadata.get("status", ""), d.metadata.get("primary_area", ""),
                  "|" + "|".join(d.metadata.get("keyword_list") or ()) + "|", d.metadata.get("title", ""), body_of(d))
                 for d in documents]
@@ -135,31 +112,16 @@ class LexicalIndex:
                 found[term] = self._db.execute("SELECT count(*) FROM chunks WHERE chunks MATCH ?", (phrase,)).fetchone()[0]
         return found
 
-    def search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
-               keywords: Sequence[str] = (), title_weight: float = 2.0,
-               paper_ids: Sequence[str] = ()) -> list[tuple[str, str, str, str, float]]:
-        """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better).
+    def search(self, query: str, k: int, filters: Filters = Filters(),
+               title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
+        """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better), under `filters`.
         No terms, no hits."""
         terms = query_terms(query)
         if not terms:
             return []
-        sql = ["SELECT chunk_id, paper_id, title, body, -bm25(chunks, 0, 0, 0, 0, 0, ?, 1.0) AS score FROM chunks WHERE chunks MATCH ?"]
-        params: list = [title_weight, " OR ".join(f'"{t}"' for t in terms)]
-        if statuses:
-            sql.append(f"AND status IN ({','.join('?' * len(statuses))})")
-            params.extend(statuses)
-        if primary_areas:
-            sql.append(f"AND primary_area IN ({','.join('?' * len(primary_areas))})")
-            params.extend(primary_areas)
-        if paper_ids:
-            sql.append(f"AND paper_id IN ({','.join('?' * len(paper_ids))})")
-            params.extend(paper_ids)
-        for keyword in keywords:  # stored as |a|b|c| of keyword keys (rag.index.chunking.keyword_key)
-            from rag.index.chunking import keyword_key
-
-            sql.append("AND instr(keywords, ?) > 0")
-            params.append(f"|{keyword_key(keyword)}|")
-        sql.append("ORDER BY score DESC LIMIT ?")
-        params.append(k)
+        condition, params = filters.sql()
+        sql = ("SELECT chunk_id, paper_id, title, body, -bm25(chunks, 0, 0, 0, 0, 0, ?, 1.0) AS score FROM chunks "
+               "WHERE chunks MATCH ?" + (f" AND {condition}" if condition else "") + " ORDER BY score DESC LIMIT ?")
         with self._lock:
-            return [(c, p, t, b, float(s)) for c, p, t, b, s in self._db.execute(" ".join(sql), params)]
+            rows = self._db.execute(sql, [title_weight, " OR ".join(f'"{t}"' for t in terms), *params, k])
+            return [(c, p, t, b, float(s)) for c, p, t, b, s in rows]

@@ -1,28 +1,29 @@
-"""Stage 2c, index: chunks and their vectors in Chroma, in a collection named after what made them,
-with a BM25 twin (rag.index.lexical) that every write updates too.
+"""Index: chunks and their vectors in one Chroma collection, named after what made them, with a BM25
+twin (rag.index.lexical) that every write updates too.
 
-The collection name hashes the embedding model and the chunking settings, so changing either never
-mixes vectors; re-ingesting unchanged papers embeds nothing (content hashes on every chunk).
+The collection name hashes the embedding model and the chunking settings, so changing either never mixes
+vectors; re-ingesting unchanged papers embeds nothing (content hashes on every chunk). This is the one module
+that talks to Chroma: everything else reads the index through `PaperIndex`'s methods.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import chromadb
 from chromadb.config import Settings as ChromaClientSettings
-from langchain_chroma import Chroma
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from rag.index.chunking import chunk_paper, chunk_text, make_splitter, paper_from_metadata
 from rag.corpus.papers import Paper
-from rag.models.embeddings import embedding_identity
 from rag.errors import IndexError_
+from rag.index.chunking import chunk_paper, chunk_text, make_splitter, paper_from_metadata
 from rag.index.lexical import LexicalIndex
+from rag.models.embeddings import embedding_identity
+from rag.retrieve.filters import Filters
 from rag.settings import ChromaSettings, Settings
 
 INDEX_SCHEMA = 2  # 2: keyword_list array metadata; bump when the chunk layout or metadata changes meaning
@@ -80,22 +81,34 @@ class IngestStats:
 ProgressFn = Callable[[int, int], None]  # (papers done, papers total)
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """One stored chunk as read back: its id, metadata, and (when asked for) vector and text."""
+
+    id: str
+    metadata: dict
+    vector: Sequence[float] | None = None
+    text: str | None = None
+
+    def document(self) -> Document:
+        return Document(id=self.id, page_content=self.text or "", metadata=self.metadata)
+
+
 class PaperIndex:
-    """The chunks of every ingested paper, searchable by vector, in one Chroma collection."""
+    """The chunks of every ingested paper, searchable by vector (Chroma) and by BM25 (the lexical twin)."""
 
     def __init__(self, client: chromadb.ClientAPI, embeddings: Embeddings, settings: Settings):
         self.settings = settings
         self.identity = collection_identity(settings)
         self.name = collection_name(settings.chroma.collection_prefix, self.identity)
         self.embeddings = embeddings
-        self.store = Chroma(
-            client=client,
-            collection_name=self.name,
-            embedding_function=embeddings,
-            collection_metadata={"paperchat_identity": json.dumps(self.identity, sort_keys=True)},
-            collection_configuration={"hnsw": {"space": "cosine"}},
+        # Our embeddings, never Chroma's default function (it would download a model).
+        self.collection = client.get_or_create_collection(
+            name=self.name, embedding_function=None,
+            metadata={"paperchat_identity": json.dumps(self.identity, sort_keys=True)},
+            configuration={"hnsw": {"space": "cosine"}},
         )
-        stored = (self.store._collection.metadata or {}).get("paperchat_identity")
+        stored = (self.collection.metadata or {}).get("paperchat_identity")
         if stored and json.loads(stored) != self.identity:  # only a hash collision could get here
             raise IndexError_(f"Collection {self.name} was made with {stored}, not {self.identity}.")
         self.lexical = LexicalIndex(settings.lexical_dir / f"{self.name}.sqlite")
@@ -105,22 +118,8 @@ class PaperIndex:
         """Rebuild the BM25 twin from Chroma when their chunk counts differ; True if it was rebuilt."""
         if self.lexical.count() == self.count_chunks():
             return False
-        self.lexical.rebuild(self._all_documents())
+        self.lexical.rebuild(c.document() for c in self.chunks(text=True))
         return True
-
-    def _all_documents(self) -> Iterable[Document]:
-        offset = 0
-        while True:
-            page = self.collection.get(include=["documents", "metadatas"], limit=READ_PAGE, offset=offset)
-            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"]):
-                yield Document(id=chunk_id, page_content=text, metadata=meta)
-            if len(page["ids"]) < READ_PAGE:
-                return
-            offset += READ_PAGE
-
-    @property
-    def collection(self):
-        return self.store._collection
 
     def count_chunks(self) -> int:
         return self.collection.count()
@@ -141,6 +140,25 @@ class PaperIndex:
             hashes.add(meta.get("content_hash", ""))
             found[meta["paper_id"]] = (ids, hashes, int(meta.get("n_chunks", 0)))
         return found
+
+    def write(self, documents: Sequence[Document], vectors: Sequence[Sequence[float]] | None = None) -> None:
+        """Store chunks (replacing any with the same ids) with their vectors, embedded here unless given.
+        The BM25 twin is written first: if we die before Chroma, the paper still looks changed to Chroma's
+        content hashes, so the next run writes both again."""
+        if not documents:
+            return
+        if vectors is None:
+            vectors = self.embeddings.embed_documents([d.page_content for d in documents])
+        self.lexical.upsert(documents)
+        self.collection.upsert(ids=[d.id for d in documents], embeddings=[list(map(float, v)) for v in vectors],
+                               documents=[d.page_content for d in documents],
+                               metadatas=[d.metadata for d in documents])
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        for i in range(0, len(chunk_ids), DELETE_BATCH):
+            part = list(chunk_ids[i:i + DELETE_BATCH])
+            self.lexical.delete(part)
+            self.collection.delete(ids=part)
 
     def ingest(self, papers: Iterable[Paper], batch_papers: int = 64, progress: ProgressFn | None = None) -> IngestStats:
         """Embed and store papers; unchanged papers are skipped, changed ones replaced whole."""
@@ -165,17 +183,11 @@ class PaperIndex:
                 else:
                     stats.papers_new += 1
                 to_write.extend(chunks)
-            # The BM25 twin is written first: if we die before Chroma, the paper still looks changed to
-            # Chroma's content hashes, so the next run writes both again.
-            if stale:
-                self.lexical.delete(stale)
-                self.collection.delete(ids=stale)
+            self.delete_chunks(stale)
             step = self.settings.embedding.batch_size
             for i in range(0, len(to_write), step):
-                part = to_write[i:i + step]
-                self.lexical.upsert(part)
-                self.store.add_documents(part, ids=[d.id for d in part])
-                stats.chunks_written += len(part)
+                self.write(to_write[i:i + step])
+            stats.chunks_written += len(to_write)
             if progress:
                 progress(min(start + batch_papers, len(papers)), len(papers))
         return stats
@@ -188,45 +200,75 @@ class PaperIndex:
         """Delete every paper not in `keep_ids` (all its chunks); returns how many papers went."""
         keep = set(keep_ids)
         doomed = [(paper, chunk) for paper, chunk in self._chunk_ids() if paper not in keep]
-        for i in range(0, len(doomed), DELETE_BATCH):
-            ids = [chunk for _, chunk in doomed[i:i + DELETE_BATCH]]
-            self.collection.delete(ids=ids)
-            self.lexical.delete(ids)
+        self.delete_chunks([chunk for _, chunk in doomed])
         return len({paper for paper, _ in doomed})
 
     def _chunk_ids(self) -> list[tuple[str, str]]:
-        """(paper id, chunk id) of every stored chunk, read in pages (ids only, no vectors or text)."""
-        found, offset = [], 0
-        while True:
-            page = self.collection.get(include=[], limit=READ_PAGE, offset=offset)["ids"]
-            # chunk ids are `<paper id>:<n>` (chunking.chunk_paper); paper ids may hold ':' themselves
-            found.extend((chunk.rsplit(":", 1)[0], chunk) for chunk in page)
-            if len(page) < READ_PAGE:
-                return found
-            offset += READ_PAGE
+        """(paper id, chunk id) of every stored chunk (ids only, no vectors or text)."""
+        # chunk ids are `<paper id>:<n>` (chunking.chunk_paper); paper ids may hold ':' themselves
+        return [(c.id.rsplit(":", 1)[0], c.id) for c in self.chunks(metadata=False)]
 
     # -- reading ---------------------------------------------------------------------------
-    def search(self, query: str, k: int, where: dict | None = None) -> list[tuple[Document, float]]:
-        """The k nearest chunks with their cosine similarity (higher is closer)."""
+    def chunks(self, first_only: bool = False, metadata: bool = True, vectors: bool = False,
+               text: bool = False) -> Iterator[Chunk]:
+        """Every stored chunk (or only each paper's first), read in pages, with what was asked for."""
+        include = [name for name, wanted in (("metadatas", metadata), ("embeddings", vectors), ("documents", text))
+                   if wanted]
+        offset = 0
+        while True:
+            page = self.collection.get(where={"chunk": 0} if first_only else None, include=include,
+                                       limit=READ_PAGE, offset=offset)
+            metas = page.get("metadatas") if metadata else None
+            embeds = page.get("embeddings") if vectors else None
+            docs = page.get("documents") if text else None
+            for i, chunk_id in enumerate(page["ids"]):
+                yield Chunk(chunk_id, metas[i] if metas is not None else {},
+                            embeds[i] if embeds is not None else None, docs[i] if docs is not None else None)
+            if len(page["ids"]) < READ_PAGE:
+                return
+            offset += READ_PAGE
+
+    def vectors_of(self, paper_id: str) -> list[list[float]]:
+        """The stored vectors of one paper's chunks."""
+        got = self.collection.get(where={"paper_id": paper_id}, include=["embeddings"])
+        found = got.get("embeddings")
+        return [list(map(float, v)) for v in (found if found is not None else [])]
+
+    def nearest(self, vectors: Sequence[Sequence[float]], k: int, filters: Filters | None = None) -> list[list[tuple[dict, float]]]:
+        """Per query vector, the k nearest chunks as (metadata, cosine similarity), closest first."""
+        k = max(1, min(k, self.count_chunks()))
+        got = self.collection.query(query_embeddings=[list(map(float, v)) for v in vectors], n_results=k,
+                                    where=(filters or Filters()).where(), include=["metadatas", "distances"])
+        return [[(meta, 1.0 - float(dist)) for meta, dist in zip(metas, dists)]
+                for metas, dists in zip(got["metadatas"], got["distances"])]
+
+    def search(self, query: str, k: int, filters: Filters | None = None) -> list[tuple[Document, float]]:
+        """The k nearest chunks to a text with their cosine similarity (higher is closer)."""
         vector = self.embeddings.embed_query(query)
         k = max(1, min(k, self.count_chunks()))
-        hits = self.store.similarity_search_by_vector_with_relevance_scores(vector, k=k, filter=where or None)
-        return [(doc, 1.0 - distance) for doc, distance in hits]
+        got = self.collection.query(query_embeddings=[vector], n_results=k, where=(filters or Filters()).where(),
+                                    include=["metadatas", "documents", "distances"])
+        return [(Document(id=i, page_content=text or "", metadata=meta), 1.0 - float(dist))
+                for i, text, meta, dist in zip(got["ids"][0], got["documents"][0], got["metadatas"][0],
+                                               got["distances"][0])]
 
-    def lexical_search(self, query: str, k: int, statuses: Sequence[str] = (), primary_areas: Sequence[str] = (),
-                       keywords: Sequence[str] = (), paper_ids: Sequence[str] = ()) -> list[tuple[Document, float]]:
-        """The k best chunks by BM25 (higher is better), under the same status/area/keyword/paper filters."""
-        hits = []
-        for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, statuses, primary_areas, keywords,
-                                                                          paper_ids=paper_ids):
-            hits.append((Document(id=chunk_id, page_content=chunk_text(title, body),
-                                  metadata={"paper_id": paper_id, "title": title}), score))
-        return hits
+    def lexical_search(self, query: str, k: int, filters: Filters | None = None) -> list[tuple[Document, float]]:
+        """The k best chunks by BM25 (higher is better), under the same filters."""
+        return [(Document(id=chunk_id, page_content=chunk_text(title, body), metadata={"paper_id": paper_id, "title": title}),
+                 score)
+                for chunk_id, paper_id, title, body, score in self.lexical.search(query, k, filters or Filters())]
 
     def get_papers(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
         """Full records (with abstracts) of the given papers, from their first chunks."""
         if not paper_ids:
             return {}
         got = self.collection.get(ids=[f"{pid}:0" for pid in paper_ids], include=["metadatas"])
-        papers = {meta["paper_id"]: paper_from_metadata(meta) for meta in got["metadatas"]}
-        return papers
+        return {meta["paper_id"]: paper_from_metadata(meta) for meta in got["metadatas"]}
+
+    def all_papers(self) -> list[Paper]:
+        """Every indexed paper's record, read in pages."""
+        return [paper_from_metadata(c.metadata) for c in self.chunks(first_only=True)]
+
+    def primary_areas(self) -> list[str]:
+        """The primary areas present in the index."""
+        return sorted({c.metadata.get("primary_area", "") for c in self.chunks(first_only=True)} - {""})

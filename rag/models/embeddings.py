@@ -1,4 +1,4 @@
-"""Stage 2b, embeddings: the one module that knows which embedding model is behind the seam.
+"""Embeddings: the one module that knows which embedding model is behind the seam.
 
 Everything else takes a LangChain `Embeddings`; `make_embeddings(settings)` picks the backend.
 """

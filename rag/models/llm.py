@@ -1,9 +1,10 @@
-"""The one module that knows where the chat model lives. Always reached through the OpenAI API."""
+"""The one module that knows where the chat model lives. Always reached through the OpenAI API: OpenAI itself,
+any OpenAI-compatible server (vLLM, Ollama, llama.cpp), or the bundled model served on 127.0.0.1."""
 
 from __future__ import annotations
 
+from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
 
 from rag.models.local_llm import LocalModelServer, assemble_model
 from rag.settings import Settings
@@ -12,8 +13,9 @@ EMBEDDED_MODEL_NAME = "paperchat-embedded"
 
 
 def chat_openai(base_url: str | None, api_key: str, model: str, settings: Settings) -> BaseChatModel:
-    return ChatOpenAI(
-        model=model,
+    return init_chat_model(
+        model,
+        model_provider="openai",
         base_url=base_url,
         api_key=api_key,
         temperature=settings.llm.temperature,

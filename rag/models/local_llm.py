@@ -149,8 +149,17 @@ class LocalModelServer:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+    def alive(self, grace_s: float = 0.0) -> bool:
+        """Whether the server process runs. With `grace_s`, a process that is dying (its connections already
+        closed by a kill) is given that long to be reaped before it counts as alive."""
+        if self._proc is None:
+            return False
+        if grace_s:
+            try:
+                self._proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                return True
+        return self._proc.poll() is None
 
     def exit_code(self) -> int | None:
         return self._proc.poll() if self._proc is not None else None

@@ -1,4 +1,4 @@
-"""Stage 3a, the question: what the user typed -> a clean question, or a QuestionError saying what to fix.
+"""The question: what the user typed -> a clean question, or a QuestionError saying what to fix.
 
 Runs before anything else, so a bad question costs no search and no model call, and the prompt stays
 bounded whatever was pasted: control characters (and bidi overrides, which can hide text) are removed,

@@ -1,10 +1,10 @@
-"""Stage 3a, query rewriting: what to search for, given the question and the conversation so far.
+"""Query rewriting: what to search for, given the routed question and the conversation so far.
 
 A first English question is searched as it is (no model call, no delay). A follow-up ("how does the
 second one differ?") or a question in another language is rewritten by the chat model into one
 standalone English query, resolving references against the papers shown in earlier turns. When the
-model is unavailable the question falls back to the plain heuristic (the previous question prepended
-to a follow-up), so retrieval never fails because rewriting did.
+model is unavailable the question falls back to plain code (the previous question prepended to a
+follow-up; a Chinese question's glossary terms), so retrieval never fails because rewriting did.
 """
 
 from __future__ import annotations
@@ -17,32 +17,15 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from rag.answer.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE
-from rag.retrieve.search import search_query
+from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE
+from rag.question.router import Intent
+from rag.question.turns import Exchange
+from rag.text import language
 
 log = logging.getLogger(__name__)
 
 MAX_HISTORY_TURNS = 3
 MAX_QUERY_CHARS = 400  # a rewrite longer than this is the model rambling; keep its start
-_NON_LATIN = re.compile(r"[^\x00-\u024f\u2000-\u206f\u2190-\u22ff]")  # anything beyond Latin, punctuation, math
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One earlier turn of a conversation: the question, the answer text, the papers shown (titles, in
-    the order they were numbered). Rewriting reads the papers; the answer prompt reads all three."""
-
-    question: str
-    answer: str = ""
-    papers: tuple[str, ...] = ()
-
-
-HistoryItem = Exchange | tuple[str, str]
-
-
-def exchanges(history: Sequence[HistoryItem]) -> list[Exchange]:
-    """Accepts plain (question, answer) pairs too."""
-    return [item if isinstance(item, Exchange) else Exchange(item[0], item[1]) for item in history]
 
 
 @dataclass(frozen=True)
@@ -57,19 +40,13 @@ class Query:
         return (self.text, *self.also)
 
 
-def is_foreign(question: str) -> bool:
-    """True for a question written (mostly) outside the Latin script, e.g. Chinese."""
-    letters = [c for c in question if c.isalpha()]
-    return bool(letters) and sum(bool(_NON_LATIN.match(c)) for c in letters) >= max(2, len(letters) // 5)
-
-
-def needs_rewrite(question: str, history: Sequence[Exchange]) -> str:
-    """The reason a model should rewrite this question, or "" when it is searched as it is."""
-    if history:
-        return "followup"
-    if is_foreign(question):
-        return "translate"
-    return ""
+def fallback_query(intent: Intent, history: Sequence[Exchange]) -> str:
+    """What to search without the model: a follow-up together with the question before it (so "its" finds the
+    same papers), a foreign question by its glossary terms, anything else as written."""
+    text = intent.english or intent.question
+    if history and intent.followup:
+        return f"{history[-1].question} {text}"
+    return text
 
 
 def rewrite_messages(question: str, history: Sequence[Exchange]) -> list:
@@ -92,26 +69,27 @@ def clean_query(text: str) -> str:
 def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
     """The model's standalone English query, or "" when its reply is unusable."""
     text = clean_query(str(llm.invoke(rewrite_messages(question, history)).content))
-    return "" if is_foreign(text) else text
+    return text if language(text) == "en" else ""
 
 
-def rewrite_query(question: str, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:
-    """The query (or queries) to search for `question` (see the module docstring).
+def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:
+    """The query (or queries) to search for a routed question (see the module docstring).
 
     A follow-up is searched twice and the results fused: once as the model rewrote it with the
     history (resolves "the second one"), and once as the message says on its own (translated if need
     be), because a small model sometimes carries the old topic into a question that starts a new one.
     Measured on the dev follow-ups: benchmarks/README.md.
     """
-    reason = needs_rewrite(question, history)
-    fallback = search_query(question, [(t.question, t.answer) for t in history])
+    history = list(history)
+    reason = intent.rewrite
+    fallback = fallback_query(intent, history)
     if not reason or llm is None:
         return Query(fallback, False, reason and "no model")
     try:
-        text = _ask(llm, question, history)
+        text = _ask(llm, intent.question, history)
         own = ""
         if reason == "followup":
-            own = _ask(llm, question, []) if is_foreign(question) else question
+            own = _ask(llm, intent.question, []) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
         return Query(fallback, False, f"{reason}: model failed")

@@ -1,1 +1,1 @@
-"""Stage 4, retrieve: the top papers for a query (BM25 and vectors fused, grouped per paper, filtered)."""
+"""Retrieve: the top papers for a query (BM25 and vectors fused, grouped per paper, filtered)."""

@@ -7,11 +7,11 @@ import statistics
 
 import pytest
 
-from rag.answer.aggregate import parse_aggregate
-from rag.answer.prompts import NO_REVIEW_SCORES
+from rag.question.aggregate import parse_aggregate
+from rag.prompts import NO_REVIEW_SCORES
 from rag.corpus.reviews import parse_line
 from rag.pipeline import build_pipeline
-from rag.retrieve.search import STATUS_GROUPS, Filters
+from rag.retrieve.filters import STATUS_GROUPS, Filters
 from rag.settings import SHIPPED_CORPUS, Settings
 from tests.direct import phrase_in
 from tests.fakes import WordHashEmbeddings, fake_chat
@@ -106,6 +106,22 @@ def test_the_count_and_ids_match_a_direct_computation(pipeline, question, filter
     assert f"counted over the {len(RECORDS)} indexed papers" in answer.text and not answer.refused
 
 
+@pytest.mark.parametrize("english, chinese, expect", [
+    ("How many oral papers are about KV cache?", "有多少篇关于KV缓存的口头报告论文？", dict(phrase="KV cache", statuses=ORAL)),
+    ("How many posters are about speculative decoding?", "有多少篇关于投机解码的海报论文？",
+     dict(phrase="speculative decoding", statuses=POSTER)),
+    ("How many accepted papers are there?", "被录用的论文有多少篇？", dict(statuses=ACCEPTED)),
+])
+def test_a_count_asked_in_chinese_equals_the_english_one_and_a_direct_computation(pipeline, english, chinese, expect):
+    want = len(direct(RECORDS, **expect))
+    counts = []
+    for question in (english, chinese):
+        answer = pipeline.ask(question)  # the fixture's model raises if it is called
+        counts.append(int(re.match(r"\*\*([\d,]+) papers?\*\*", answer.text).group(1).replace(",", "")))
+        assert answer.counted and answer.kind == "aggregate" and not answer.refused
+    assert counts == [want, want] and want > 0
+
+
 def test_only_count_questions_are_aggregates():
     assert parse_aggregate("How many layers does DroPE use?") is None
     assert parse_aggregate("Which papers study KV cache eviction?") is None
@@ -113,7 +129,7 @@ def test_only_count_questions_are_aggregates():
 
 
 def test_topic_phrases_are_whole_words_across_hyphens_and_plurals():
-    from rag.answer.aggregate import topic_pattern
+    from rag.answer.counts import topic_pattern
 
     cases = [("KV cache", "a KV-cache policy", True), ("KV cache", "KVcache", True), ("KV cache", "KV  caches", True),
              ("DroPE", "DropEdge graphs", False), ("DroPE", "DroPE's recipe", True), ("learning", "unlearning", False),

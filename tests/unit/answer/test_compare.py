@@ -1,7 +1,8 @@
 """Comparison questions: which papers, one cited abstract sentence per aspect, and the answer around it."""
 
+from rag.answer.compare import NOT_STATED, build_comparison, compared_papers
 from rag.answer.grounded import answer
-from rag.answer.compare import NOT_STATED, build_comparison, compared_papers, is_comparison, wanted_count
+from rag.question.router import Kind, compare_count, is_comparison, route
 from rag.corpus.papers import Paper
 from rag.retrieve.search import Source
 from tests.fakes import fake_chat
@@ -20,8 +21,8 @@ SOURCES = [Source(1, OTHER, 0.9, ("We study graphs.",)), Source(2, DROPE, 0.8, (
 
 def test_comparison_questions_are_recognised_in_both_languages():
     assert is_comparison("How does DroPE differ from LookaheadKV?")
-    assert is_comparison("Compare the three papers") and wanted_count("Compare the three papers") == 3
-    assert is_comparison("这两篇论文有什么区别？") and wanted_count("这两篇论文有什么区别？") == 2
+    assert is_comparison("Compare the three papers") and compare_count("Compare the three papers") == 3
+    assert is_comparison("这两篇论文有什么区别？") and compare_count("这两篇论文有什么区别？") == 2
     assert not is_comparison("Which papers compress the KV cache?")
     # "one paper ..., the other ...": a comparison even when it only asks what each one does
     assert is_comparison("两篇论文都改进CLIP：一篇给出闭式解，另一篇用核均值嵌入。它们分别想解决什么问题？")
@@ -52,12 +53,15 @@ def test_every_cell_is_a_cited_sentence_of_that_paper_or_not_stated():
     md = table.markdown()
     assert md.splitlines()[0] == "| paper | problem | method | data | main result | limitation |"
     assert "| Extending the Context" in md and md.count("\n") == 3
-    assert build_comparison(["Which papers drop positional embeddings?"], SOURCES) is None
+    assert build_comparison(["Compare DroPE and LookaheadKV"], SOURCES[1:2]) is None  # one paper: nothing to compare
 
 
 def test_a_comparison_answer_opens_with_the_table_and_shows_the_model_only_those_papers():
     llm = fake_chat("DroPE removes positional embeddings [2], while LookaheadKV predicts future attention [3].")
-    got = answer("How does DroPE differ from LookaheadKV?", SOURCES, llm)
+    question = "How does DroPE differ from LookaheadKV?"
+    intent = route(question)
+    assert intent.kind is Kind.COMPARE and intent.compare_count == 2
+    got = answer(intent, SOURCES, llm, comparison=build_comparison([question], SOURCES, intent.compare_count))
     assert got.text.startswith("| paper | problem |") and got.text.endswith("predicts future attention [3].")
     assert [c.id for c in got.citations] == ["RlPVSeKjoc", "RVLMGPXt2i"]
     assert got.to_json()["comparison"]["papers"] == ["RlPVSeKjoc", "RVLMGPXt2i"]

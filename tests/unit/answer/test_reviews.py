@@ -7,7 +7,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from rag.cli import EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
-from rag.corpus.reviews import fields_for, is_review_question
+from rag.question.router import Kind, review_fields, route
 from rag.settings import SHIPPED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings, fake_chat
 
@@ -90,17 +90,21 @@ def test_without_reviews_it_says_how_to_load_them_and_never_calls_the_model():
 
 
 def test_what_counts_as_a_review_question_and_which_part_is_read():
+    def is_review_question(q):
+        return route(q).kind is Kind.REVIEW
+
     assert is_review_question("What weaknesses did reviewers raise about DroPE?")
-    assert is_review_question("审稿人对DroPE提出了哪些缺点？") and is_review_question("Which KV-cache papers were rated highest?")
+    assert is_review_question("审稿人对DroPE提出了哪些缺点？") and is_review_question("Which KV-cache papers were rated well?")
+    assert route("Which KV-cache papers were rated highest?").kind is Kind.AGGREGATE  # a ranking, computed in code
     assert not is_review_question("What are the weaknesses of DroPE?")  # the paper's own limitations
     assert not is_review_question("Is there a review of KV cache methods?")  # a survey
-    assert fields_for("what weaknesses did reviewers raise") == ("weaknesses",)
-    assert fields_for("审稿人提出了哪些缺点") == ("weaknesses",)
-    assert fields_for("what did reviewers think") == ("summary", "strengths", "weaknesses")
+    assert review_fields("what weaknesses did reviewers raise") == ("weaknesses",)
+    assert review_fields("审稿人提出了哪些缺点") == ("weaknesses",)
+    assert route("what did reviewers think of DroPE").review_fields == ("summary", "strengths", "weaknesses")
 
 
 def test_the_paper_is_searched_without_the_review_words():
-    from rag.corpus.reviews import review_topic
+    from rag.answer.reviews import review_topic
 
     assert review_topic("What weaknesses did reviewers raise about DroPE?") == "DroPE"
     assert review_topic("Which KV-cache eviction papers had the highest ratings?") == "KV-cache eviction"
@@ -109,7 +113,7 @@ def test_the_paper_is_searched_without_the_review_words():
 
 
 def test_names_are_found_next_to_chinese_letters_and_from_a_titles_colon():
-    from rag.answer.verify import coined_names, names_paper, title_name
+    from rag.text import coined_names, names_paper, title_name
 
     assert coined_names("审稿人对FastEdit提出了哪些缺点？") == ["FastEdit"]
     assert title_name("DRL-STAF: A Deep Reinforcement Learning Framework") == "DRL-STAF"

@@ -4,7 +4,9 @@ cited abstract hold its words and numbers."""
 from rag.corpus.papers import Paper
 from rag.index.lexical import LexicalIndex
 from rag.retrieve.search import Source
-from rag.answer.verify import check_sentences, coined_names, coverage, split_sentences
+from rag.answer.coverage import coverage
+from rag.answer.support import check_sentences
+from rag.text import coined_names, split_sentences
 from tests.unit.index.test_lexical import chunk
 
 DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context of Pretrained LLMs by Dropping their Positional Embeddings",
@@ -39,11 +41,15 @@ def test_a_name_no_paper_mentions_means_no_answer(tmp_path):
 
 def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
     lex = make_index(tmp_path)
-    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency, lex.count())
+    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency, lex.count(),
+                    floor=0.55)
     assert not bees.answerable and "honeybee" in bees.rare_terms and bees.best_coverage < 0.5
+    # an embedder without a measured floor: the missing rare words alone never decline
+    assert coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
+                    lex.count(), floor=None).answerable
     # missing rare words alone are not enough: a paper close to the question in meaning keeps it answerable
     close = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
-                     lex.count(), similarity=lambda: 0.7)
+                     lex.count(), similarity=lambda: 0.7, floor=0.55)
     assert close.answerable and close.similarity == 0.7
     asked = coverage(["Has anyone compressed the KV cache in oral papers?"], SOURCES, lex.document_frequency, lex.count())
     assert "anyone" not in asked.rare_terms and "oral" not in asked.rare_terms
@@ -77,7 +83,7 @@ def test_supported_unsupported_and_unchecked_sentences():
 
 
 def test_an_uncited_sentence_restating_one_abstract_gets_its_citation():
-    from rag.answer.verify import attribute_uncited
+    from rag.answer.support import attribute_uncited
 
     text = ("DroPE removes positional embeddings after pretraining and recalibrates briefly. "
             "LookaheadKV cuts memory [2]. Both matter for long contexts in practice somehow.")
@@ -103,18 +109,18 @@ def test_an_extra_citation_that_holds_none_of_the_sentence_makes_it_unsupported(
 def test_a_comparison_may_find_its_rare_terms_across_the_papers_compared():
     from rag.corpus.papers import Paper
     from rag.retrieve.search import Source
-    from rag.answer.verify import coverage
+    from rag.answer.coverage import coverage
 
     a = Source(1, Paper(id="A", title="LookaheadKV: fast eviction", abstract="LookaheadKV evicts cache entries."), 1.0)
     b = Source(2, Paper(id="B", title="TokMem: token memory", abstract="TokMem stores procedures as tokens."), 0.9)
     c = Source(3, Paper(id="C", title="Zebra stripes", abstract="Stripes deter flies."), 0.8)
     freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  every term is rare
     q = ["Compare LookaheadKV, TokMem and zebra"]
-    assert not coverage(q, [a, b, c], freq, 1000).answerable  # no single paper holds half of them
-    assert coverage(q, [a, b, c], freq, 1000, comparison=True).answerable  # together they hold them all
+    assert not coverage(q, [a, b, c], freq, 1000, floor=0.55).answerable  # no single paper holds half of them
+    assert coverage(q, [a, b, c], freq, 1000, comparison=True, floor=0.55).answerable  # together they hold them all
     # ... but terms no paper holds still decline it
     assert not coverage(["Compare LookaheadKV with quokkas and wombats"], [a, b], freq, 1000, comparison=True,
-                        similarity=lambda: 0.1).answerable
+                        similarity=lambda: 0.1, floor=0.55).answerable
 
 
 ZEBRA = Paper(id="ZebraPaper", title="Zebra stripes deter biting flies",
@@ -122,7 +128,7 @@ ZEBRA = Paper(id="ZebraPaper", title="Zebra stripes deter biting flies",
 
 
 def test_a_cited_paper_holding_none_of_a_sentences_words_is_taken_out_when_others_support_it():
-    from rag.answer.verify import drop_extra_citations
+    from rag.answer.support import drop_extra_citations
 
     sources = [*SOURCES, Source(3, ZEBRA, 0.2, (ZEBRA.abstract,))]
     text = ("DroPE removes positional embeddings after pretraining and extends context. [1], [3] "

@@ -251,7 +251,8 @@ def test_fetch_command_writes_corpus_and_reviews_then_resumes_after_ctrl_c(tmp_p
     assert "run the same command again to resume" in capsys.readouterr().err
     assert cli.main(["fetch", "--venue", VENUE, "--with-reviews"]) == 0
     captured = capsys.readouterr()
-    assert "19/19 notes" in captured.err and "resumed at note 10" in captured.out
+    assert "resumed at note 10" in captured.out
+    assert "notes" not in captured.err  # the progress bar is quiet when stderr is not a terminal
     assert len(_lines(tmp_path / "iclr2026.jsonl")) == 19 and len(_lines(tmp_path / "iclr2026.reviews.jsonl")) == 19
 
 

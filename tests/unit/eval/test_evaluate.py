@@ -7,7 +7,9 @@ import pytest
 from rag.corpus.papers import Paper
 from rag.errors import CorpusError
 from rag.eval.evaluate import evaluate_retrieval, format_report, load_questions
-from rag.retrieve.search import Filters, Source, constraints_in, merge_filters
+from rag.question.router import stated_filters as constraints_in
+from rag.retrieve.filters import Filters
+from rag.retrieve.search import Source
 
 QUESTIONS = [
     {"qid": "L1", "kind": "lookup", "lang": "en", "question": "q1", "gold": ["A"], "also_relevant": []},
@@ -67,14 +69,8 @@ def test_constraints_stated_in_questions(question, statuses, areas):
     assert got == Filters(statuses=statuses, primary_areas=areas)
 
 
-def test_ui_filters_win_over_stated_ones():
-    stated = Filters(statuses=("Oral",), primary_areas=("x",))
-    assert merge_filters(Filters(statuses=("Poster",)), stated) == Filters(statuses=("Poster",), primary_areas=("x",))
-    assert merge_filters(None, stated) == stated
-
-
 def test_answer_figures_come_from_the_answers():
-    from rag.answer.grounded import Answer
+    from rag.answer.types import Answer
     from rag.answer.citations import Citation
     from rag.eval.evaluate import evaluate_answers, merge_answer_figures
 

@@ -7,7 +7,8 @@ import pytest
 from rag.corpus.papers import Paper, load_corpus
 from rag.index.store import PaperIndex, make_client
 from rag.offline import prime_tiktoken
-from rag.retrieve.search import Filters, merge_filters, retrieve
+from rag.retrieve.filters import Filters
+from rag.retrieve.search import retrieve
 from rag.settings import Settings
 from rag.explore.similar import differs_note, similar
 from rag.explore.topics import MAX_CLUSTERS, build_map, ensure_map, index_key, label_clusters, map_path, same_topic
@@ -40,7 +41,7 @@ def test_paper_id_scope_restricts_both_dense_and_bm25(index, papers):
         got = [s.paper.id for s in retrieve(index, question, settings, Filters(paper_ids=scope))]
         assert got and set(got) <= set(scope), mode
     assert Filters(paper_ids=("a", "b")).where() == {"paper_id": {"$in": ["a", "b"]}}
-    assert merge_filters(Filters(paper_ids=("a",)), Filters(statuses=("Oral",))) == Filters(
+    assert Filters(paper_ids=("a",)).narrowed_by(Filters(statuses=("Oral",))) == Filters(
         statuses=("Oral",), paper_ids=("a",))
 
 
@@ -63,8 +64,10 @@ def test_papers_like_this_one_exclude_itself_and_are_ordered(index, papers):
 
 
 def test_nothing_close_for_off_topic_text(index):
-    result = similar(index, text="Preheat the oven, mix flour sugar butter, bake the cake golden brown", k=3)
-    assert result.nothing_close
+    floor = Settings().embedding.floor("similar")
+    result = similar(index, text="Preheat the oven, mix flour sugar butter, bake the cake golden brown", k=3,
+                     threshold=floor)
+    assert floor == 0.43 and result.nothing_close
     assert not similar(index, text="Preheat the oven, mix flour sugar butter", threshold=0.0).nothing_close
 
 

@@ -6,9 +6,11 @@ from langchain_core.documents import Document
 
 from rag.corpus.papers import Paper
 from rag.index.store import PaperIndex, make_client
-from rag.index.lexical import MAX_QUERY_TERMS, LexicalIndex, query_terms
+from rag.index.lexical import LexicalIndex
 from rag.offline import prime_tiktoken
-from rag.retrieve.search import Filters, _fuse, retrieve
+from rag.retrieve.filters import Filters
+from rag.retrieve.search import fuse, retrieve
+from rag.text import MAX_QUERY_TERMS, query_terms
 from rag.settings import Settings
 from tests.fakes import WordHashEmbeddings
 
@@ -32,8 +34,8 @@ def test_bm25_ranks_matching_words_and_applies_filters(tmp_path):
     hits = lex.search("kv cache compression", 10)
     assert [h[0] for h in hits] == ["A:0", "C:0"]  # B shares no word; A shares three
     assert hits[0][4] > hits[1][4] > 0
-    assert [h[0] for h in lex.search("cache", 10, statuses=["Poster"])] == ["C:0"]
-    assert [h[0] for h in lex.search("cache", 10, primary_areas=["llms"])] == ["A:0"]
+    assert [h[0] for h in lex.search("cache", 10, Filters(statuses=("Poster",)))] == ["C:0"]
+    assert [h[0] for h in lex.search("cache", 10, Filters(primary_areas=("llms",)))] == ["A:0"]
     assert lex.search("compressing caches", 10)[0][0] == "A:0"  # Porter stemming: caches -> cach, compressing -> compress
     assert lex.search("", 10) == [] and lex.search("的 是", 10) == []
 
@@ -97,8 +99,8 @@ def test_modes_and_fusion(tmp_path):
 
 def test_rrf_sums_reciprocal_ranks():
     a, b, c = (Document(id=i, page_content=i, metadata={"paper_id": i}) for i in "abc")
-    fused = _fuse([(1.0, [a, b]), (1.0, [b, c])], rrf_k=60)
+    fused = fuse([(1.0, [a, b]), (1.0, [b, c])], rrf_k=60)
     assert [d.id for d, _ in fused] == ["b", "a", "c"]  # b is in both lists
     assert abs(fused[0][1] - (1 / 62 + 1 / 61)) < 1e-12
-    weighted = _fuse([(1.0, [a]), (3.0, [c])], rrf_k=60)
+    weighted = fuse([(1.0, [a]), (3.0, [c])], rrf_k=60)
     assert [d.id for d, _ in weighted] == ["c", "a"]

@@ -3,7 +3,10 @@
 import pytest
 from langchain_core.messages import AIMessage
 
-from rag.question.rewrite import Exchange, clean_query, is_foreign, needs_rewrite, rewrite_query
+from rag.question.rewrite import clean_query, rewrite_query as _rewrite
+from rag.question.router import route
+from rag.question.turns import Exchange
+from rag.text import language
 
 
 class Recorder:
@@ -24,12 +27,17 @@ SHOWN = Exchange("Which papers drop positional embeddings?", "DroPE does [1].",
                  ("Dropping positional embeddings", "LookaheadKV: evicting the KV cache"))
 
 
+def rewrite_query(question, history, model):
+    """The query for a question as the pipeline makes it: routed once, then rewritten."""
+    return _rewrite(route(question, history), history, model)
+
+
 @pytest.mark.parametrize("text, foreign", [
     ("有没有关于KV缓存压缩的论文？", True), ("KV cache compression?", False), ("Über Diffusionsmodelle", False),
     ("Что такое DroPE?", True), ("ViT", False), ("", False),
 ])
-def test_is_foreign(text, foreign):
-    assert is_foreign(text) is foreign
+def test_only_non_latin_scripts_need_a_translation(text, foreign):
+    assert (language(text) != "en") is foreign and route(text or "x").foreign is foreign
 
 
 def test_first_english_question_is_searched_as_written_without_a_model_call():
@@ -57,13 +65,13 @@ def test_chinese_question_is_translated():
 @pytest.mark.parametrize("reply", [ConnectionError("down"), "", "还是中文的回答"])
 def test_a_failed_or_unusable_rewrite_falls_back_to_the_question(reply):
     query = rewrite_query("有没有关于KV缓存压缩的论文？", [], Recorder(reply))
-    assert query.text == "有没有关于KV缓存压缩的论文？" and not query.rewritten
+    assert query.text == "KV cache compression" and not query.rewritten  # the glossary's English terms
     followup = rewrite_query("What are its limitations?", [SHOWN], Recorder(ConnectionError("down")))
     assert followup.text == f"{SHOWN.question} What are its limitations?"  # the heuristic still joins the turns
 
 
 def test_no_model_means_no_rewrite():
-    assert needs_rewrite("What about its limitations?", [SHOWN]) == "followup"
+    assert route("What about its limitations?", [SHOWN]).rewrite == "followup"
     query = rewrite_query("What about its limitations?", [SHOWN], None)
     assert not query.rewritten and query.reason == "no model"
 

@@ -62,9 +62,12 @@ def test_filters_apply_inside_the_search(index):
     ("Which papers study KV cache eviction for long prompts?", False), ("有没有关于KV缓存压缩的论文？", False),
 ])
 def test_followups_are_searched_with_the_previous_question(question, followup):
-    from rag.retrieve.search import is_followup, search_query
+    from rag.question.rewrite import fallback_query
+    from rag.question.router import is_followup, route
+    from rag.question.turns import Exchange
 
     assert is_followup(question) is followup
-    history = [("What is DroPE?", "It drops positional embeddings [1].")]
-    assert search_query(question, history) == (f"What is DroPE? {question}" if followup else question)
-    assert search_query(question, []) == question
+    history = [Exchange("What is DroPE?", "It drops positional embeddings [1].")]
+    as_searched = route(question).english or question  # the question, or a Chinese one's English terms
+    assert fallback_query(route(question, history), history) == (f"What is DroPE? {as_searched}" if followup else as_searched)
+    assert fallback_query(route(question), []) == as_searched

@@ -1,7 +1,7 @@
 """The explore helpers of the app: map rows, scopes, pinned comparisons, similar-paper HTML."""
 
 from rag.corpus.papers import Paper
-from rag.retrieve.search import Filters
+from rag.retrieve.filters import Filters
 from rag.explore.similar import SimilarPaper, SimilarResult
 from rag.explore.topics import TopicMap
 from ui.explore import (CITED, SCOPED, Scope, cluster_choices, cluster_scope, from_px, lasso_scope, map_frame, map_svg,
@@ -17,11 +17,11 @@ def test_map_frame_is_bounded_but_always_draws_highlighted_papers_last():
     lit = ["P00007", "P09999", "P05001"]
     frame = map_frame(MAP, lit, scoped=["P00003"], max_background=500)
     assert len(frame) <= 500 + 4
-    cited = frame[frame.topic == CITED]
-    assert sorted(cited.paper) == sorted(lit)
-    assert list(frame.paper[-3:]) == list(cited.paper)  # drawn last, on top of the background
-    assert list(frame[frame.topic == SCOPED].paper) == ["P00003"]
-    assert set(frame.topic) - {CITED, SCOPED} == {"graphs · gnn", "diffusion · images"}
+    cited = [row.paper for row in frame if row.topic == CITED]
+    assert sorted(cited) == sorted(lit)
+    assert [row.paper for row in frame[-3:]] == cited  # drawn last, on top of the background
+    assert [row.paper for row in frame if row.topic == SCOPED] == ["P00003"]
+    assert {row.topic for row in frame} - {CITED, SCOPED} == {"graphs · gnn", "diffusion · images"}
 
 
 def test_cluster_and_region_scopes():
@@ -57,18 +57,15 @@ def test_a_lasso_drawn_on_the_map_scopes_the_papers_inside_it():
     assert svg.count('class="scoped"') == len(expected)
 
 
-def test_scoped_question_filters_and_k():
+def test_scoped_filters_and_k():
     base = Filters(statuses=("Oral",))
     pins = [("A1", "LookaheadKV: Fast eviction"), ("B2", "DroPE: dropping positions")]
-    q, f, k = scoped(base, "compare the pinned papers", Scope(), pins, False, 4)
-    assert q == "Compare LookaheadKV and DroPE" and f == Filters(paper_ids=("A1", "B2")) and k == 2
-    q, f, k = scoped(base, "what data do they use?", Scope("c", ("X",)), pins, True, 4)
+    f, k = scoped(base, Scope("c", ("X",)), pins, True, 4)
     assert f.paper_ids == ("A1", "B2") and f.statuses == ("Oral",) and k == 2
-    q, f, k = scoped(base, "what data do they use?", Scope("c", ("X", "Y")), pins, False, 4)
+    f, k = scoped(base, Scope("c", ("X", "Y")), pins, False, 4)
     assert f.paper_ids == ("X", "Y") and k == 4
-    assert scoped(base, "anything", Scope(), [], True, 4) == ("anything", base, 4)
-    # one pinned paper cannot be compared: the question goes through as asked
-    assert scoped(base, "compare the pinned papers", Scope(), pins[:1], False, 4)[0] == "compare the pinned papers"
+    assert scoped(base, Scope(), [], True, 4) == (base, 4)
+    assert scoped(base, Scope(), pins, False, 4) == (base, 4)  # pins alone do not scope; a pinned compare is routed
 
 
 def test_pins_and_chip():

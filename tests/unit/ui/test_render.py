@@ -1,6 +1,6 @@
 """Rendering: clickable citations, safe text, the paper panel, exports."""
 
-from rag.answer.grounded import Answer
+from rag.answer.types import Answer
 from rag.answer.citations import Citation
 from rag.corpus.papers import Paper
 from rag.retrieve.search import Source
@@ -74,7 +74,7 @@ def test_exports_use_stable_keys_and_only_cited_papers():
 
 
 def test_unsupported_sentences_are_marked_after_the_sentence():
-    from rag.answer.verify import check_sentences
+    from rag.answer.support import check_sentences
 
     text = "DroPE drops positional embeddings after training [1]. It was tested on 1,000 protein structures [1]."
     got = Answer("q", text, SOURCES, [], sentences=check_sentences(text, SOURCES))

@@ -1,5 +1,5 @@
-"""Stage 3b, aggregate questions: counts, averages and rankings computed in code over the indexed papers'
-metadata and their official reviews' scores, with the matching ids listed, never a number guessed by a model.
+"""What an aggregate question asks: a count, an average or a ranking over the papers' metadata and their
+official reviews' scores (computed in code by rag.answer.counts, never guessed by a model).
 
 Three shapes of question:
 - a count: "how many oral papers on KV cache?", "how many papers have an average rating above 6?";
@@ -20,12 +20,9 @@ Definitions (each answer states the one it used):
 from __future__ import annotations
 
 import re
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.corpus.papers import Paper
-from rag.retrieve.search import Filters
 
 _COUNT = re.compile(
     r"^\s*(?:how many|number of|count (?:of )?(?:the )?)\s*(?:(?:oral|poster|accepted|rejected|withdrawn|iclr|2026)\s+)*"
@@ -34,8 +31,6 @@ _TOPIC = re.compile(r"\b(?:on|about|mentioning|mention|mentions|related to|regar
                     r"studies|propose|proposing|with the keyword|with keyword)\s+(?P<topic>.+)$", re.IGNORECASE)
 _TAIL = re.compile(r"\s+(?:in the\b.*|at iclr.*|were\b.*|are there.*|are\b.*|have\b.*|has\b.*|had\b.*|got\b.*|"
                    r"did\b.*|received?\b.*|with (?:an?|the|their|its)\b.*|in iclr.*)$", re.IGNORECASE)
-MAX_LISTED = 50  # papers listed with their titles; the count is always of all of them
-MAX_IDS = 500  # further ids listed bare (`ask --json` has the answer text with the same list)
 DEFAULT_TOP = 10  # papers a ranking lists unless the question says "top 5"
 BY_TYPE = {"orals": ("Oral", "Oral (conditional)"), "posters": ("Poster", "Poster (conditional)")}
 
@@ -72,7 +67,6 @@ _OPS = {"at least": ">=", "no less than": ">=", "greater than or equal to": ">="
         "at most": "<=", "no more than": "<=", "<=": "<=", "≤": "<=",
         "below": "<", "under": "<", "less than": "<", "lower than": "<", "<": "<",
         "of exactly": "==", "exactly": "==", "equal to": "==", "of": "==", "=": "=="}
-_OP_WORDS = {">=": "at least", ">": "above", "<=": "at most", "<": "below", "==": "exactly"}
 _REVIEWED = re.compile(r"\b(?:were|was|got|get|received|receive|have|has|had|with)\s+(?:any\s+|an?\s+|some\s+)?"
                        r"(?:official\s+)?(?:reviews|ratings?|rated|reviewed)\b", re.IGNORECASE)
 _LEAD = re.compile(r"^\s*(?:(?:which|what|list|show|name|give me|find|tell me)\b\s*)?(?:(?:are|were|is|was|the|me|of|"
@@ -100,14 +94,6 @@ class Aggregate:
     @property
     def needs_reviews(self) -> bool:
         return self.kind != "count" or self.threshold is not None or self.reviewed
-
-
-def topic_pattern(topic: str) -> re.Pattern[str]:
-    """The topic phrase as a case-insensitive pattern of whole words: hyphens, spaces or nothing between its
-    words match alike ("KV-cache" = "KV cache" = "KVcache"), a plural "s"/"es" may follow, and it must not
-    start or end inside a word ("DroPE" is not "DropEdge")."""
-    words = [re.escape(w) for w in re.split(r"[\s\-‐–]+", topic.strip()) if w]
-    return re.compile(r"(?<!\w)" + r"[\s\-‐–]*".join(words) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
 
 
 def _field(question: str) -> str:
@@ -182,142 +168,57 @@ def _parse_score(q: str) -> Aggregate:
     return Aggregate(topic, statuses, kind=kind, field=field, top=top)
 
 
-# -- matching and computing ------------------------------------------------------------------------------
-def _statuses(*groups: Sequence[str]) -> tuple[str, ...]:
-    """The statuses allowed by every non-empty group (their intersection)."""
-    allowed: set[str] | None = None
-    for group in groups:
-        if group:
-            allowed = set(group) if allowed is None else allowed & set(group)
-    return tuple(sorted(allowed)) if allowed is not None else ()
 
 
-def matching(papers: Iterable[Paper], agg: Aggregate, filters: Filters, stated: Filters) -> list[Paper]:
-    """The papers the aggregate is over (before any review condition), sorted by title."""
-    statuses = _statuses(agg.statuses, stated.statuses, filters.statuses)
-    areas = set(filters.primary_areas or stated.primary_areas)
-    keywords = [k.lower() for k in filters.keywords]
-    scope = set(filters.paper_ids) if filters.paper_ids else None
-    phrase = topic_pattern(agg.topic) if agg.topic else None
-    found = []
-    for p in papers:
-        if scope is not None and p.id not in scope:
-            continue
-        if statuses and p.status not in statuses:
-            continue
-        if areas and p.primary_area not in areas:
-            continue
-        own = {k.lower() for k in p.keywords}
-        if any(k not in own for k in keywords):
-            continue
-        if phrase and not phrase.search(" \n ".join([p.title, p.abstract, *p.keywords])):
-            continue
-        found.append(p)
-    return sorted(found, key=lambda p: p.title.lower())
+# -- the same questions in Chinese -------------------------------------------------------------------------
+# "有多少篇关于KV缓存的口头报告论文？", "口头报告论文的平均评分是多少？", "评分最高的5篇扩散模型论文": the shape is read
+# here; status and area are stated filters (rag.question.router); the topic is given to `english` to translate.
+_ZH_COUNT = re.compile(r"(?:多少|几)\s*(?:篇|个|项|份)|有多少|数量|总数|数目")
+_ZH_SCORE = re.compile(r"评分|分数|打分|得分|评审分|审稿分|rating|可靠性|合理性|表达|呈现|贡献|置信度|信心", re.IGNORECASE)
+_ZH_AVERAGE = re.compile(r"平均|均分")
+_ZH_HIGH = re.compile(r"最高|最好|最强|最佳|排名前|前\s*\d+\s*(?:篇|名)|top", re.IGNORECASE)
+_ZH_LOW = re.compile(r"最低|最差|最弱")
+_ZH_TOP_N = re.compile(r"前\s*(\d{1,2})|top\s*(\d{1,2})|(\d{1,2})\s*篇", re.IGNORECASE)
+_ZH_FIELDS = (("soundness", r"可靠性|合理性|严谨性|soundness"), ("presentation", r"表达|呈现|写作质量|presentation"),
+              ("contribution", r"贡献|contribution"), ("confidence", r"置信度|信心|confidence"))
+_ZH_THRESHOLD = re.compile(r"(?P<op>高于|超过|大于|多于|不低于|至少|不少于|低于|小于|少于|不高于|至多|不超过|等于|为)\s*"
+                           r"(?P<n>\d+(?:\.\d+)?)\s*分?|(?P<n2>\d+(?:\.\d+)?)\s*分?\s*(?P<op2>以上|及以上|以下|及以下)")
+_ZH_OPS = {"高于": ">", "超过": ">", "大于": ">", "多于": ">", "不低于": ">=", "至少": ">=", "不少于": ">=",
+           "低于": "<", "小于": "<", "少于": "<", "不高于": "<=", "至多": "<=", "不超过": "<=", "等于": "==", "为": "==",
+           "以上": ">", "及以上": ">=", "以下": "<", "及以下": "<="}
+_ZH_TOPIC = (re.compile(r"(?:关于|有关|涉及|针对|研究)\s*(?P<t>[^，。？！?,]+?)\s*(?:的|方面|方向|领域|主题|问题)"),
+             re.compile(r"(?P<t>[^，。？！?,的]+?)\s*(?:相关|方面|方向|领域|主题)的"))
+# What is left of a question once its cue words go: the topic when no "关于...的" frames it.
+_ZH_CUES = re.compile(r"有多少|多少|几|篇|个|项|份|数量|总数|数目|论文|文章|工作|口头报告|口头|海报|被?录用|被?接收|被?接受|"
+                      r"平均|均分|评分|分数|打分|得分|最高|最好|最强|最佳|最低|最差|最弱|排名|前\s*\d+|top\s*\d*|名|"
+                      r"是|有|哪些|什么|的|中|在|里|ICLR\s*2026|ICLR|2026|请|列出|给出|统计|一共|共|总共|其中|吗|呢|"
+                      r"高于|超过|大于|低于|小于|至少|以上|以下|\d+(?:\.\d+)?\s*分?|[，。？！?,.!：:]", re.IGNORECASE)
 
 
-def _passes(value: float, threshold: tuple[str, float]) -> bool:
-    op, limit = threshold
-    return {">=": value >= limit, ">": value > limit, "<=": value <= limit, "<": value < limit,
-            "==": abs(value - limit) < 1e-9}[op]
-
-
-def describe(agg: Aggregate, filters: Filters, stated: Filters) -> str:
-    parts = []
-    if filters.paper_ids:
-        parts.append(f"among the {len(filters.paper_ids):,} papers in scope")
-    statuses = _statuses(agg.statuses, stated.statuses, filters.statuses)
-    if statuses:
-        parts.append("status " + " or ".join(statuses))
-    areas = filters.primary_areas or stated.primary_areas
-    if areas:
-        parts.append("primary area " + " or ".join(areas))
-    if filters.keywords:
-        parts.append("listing the keywords " + ", ".join(filters.keywords))
-    if agg.topic:
-        parts.append(f"whose title, abstract or keywords contain “{agg.topic}”")
-    if agg.threshold:
-        op, value = agg.threshold
-        parts.append(f"whose reviews' average {agg.field} is {_OP_WORDS[op]} {value:g}")
-    elif agg.reviewed:
-        parts.append("with at least one official review loaded")
-    return "; ".join(parts) or "all indexed papers"
-
-
-def _line(p: Paper, extra: str = "") -> str:
-    return f"- {p.title} · {p.status or 'status unknown'}{extra} · [{p.id}]({p.link})"
-
-
-def _listing(found: Sequence[Paper], extra=lambda p: "") -> list[str]:
-    if not found:
-        return []
-    lines = [""] + [_line(p, extra(p)) for p in found[:MAX_LISTED]]
-    more = found[MAX_LISTED:MAX_IDS]
-    if more:
-        lines.append(f"- and {len(found) - MAX_LISTED:,} more: " + ", ".join(p.id for p in more)
-                     + (f", … ({len(found) - MAX_IDS:,} not listed)" if len(found) > MAX_IDS else ""))
-    return lines
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def _fmt(scores: Sequence[int]) -> str:
-    return ", ".join(str(s) for s in scores)
-
-
-def aggregate_text(agg: Aggregate, papers: Sequence[Paper], total: int, filters: Filters, stated: Filters,
-                   scores: Mapping[str, Sequence[int]] | None = None) -> str:
-    """The answer: the number(s), how they were computed, and the matching papers (ids linked to OpenReview).
-
-    `scores`: paper id -> that paper's reviews' values of `agg.field` (needed when `agg.needs_reviews`)."""
-    found = matching(papers, agg, filters, stated)
-    scores = scores or {}
-    how = describe(agg, filters, stated)
-
-    def mean(p: Paper) -> float:
-        return statistics.fmean(scores[p.id])
-
-    if agg.kind == "count":
-        if agg.needs_reviews:
-            found = [p for p in found if scores.get(p.id) and (agg.threshold is None or _passes(mean(p), agg.threshold))]
-        head = "**1 paper** matches" if len(found) == 1 else f"**{len(found):,} papers** match"
-        lines = [f"{head} ({how}), counted over the {total:,} indexed papers by a query on their metadata"
-                 + (" and their official reviews" if agg.needs_reviews else "") + ", not estimated by the model."]
-        extra = (lambda p: f" · average {agg.field} {mean(p):.2f} ({len(scores[p.id])} reviews)") if agg.needs_reviews \
-            else (lambda p: "")
-        return "\n".join(lines + _listing(found, extra))
-
-    reviewed = [p for p in found if scores.get(p.id)]
-    unreviewed = len(found) - len(reviewed)
-    none_note = f" {unreviewed:,} matching paper{'s have' if unreviewed != 1 else ' has'} no reviews loaded." \
-        if unreviewed else ""
-    if not reviewed:
-        return (f"No paper with loaded reviews matches ({how}): {len(found):,} indexed papers match, none with a "
-                f"review {agg.field}, so there is nothing to compute.")
-    values = [v for p in reviewed for v in scores[p.id]]
-    per_paper = {p.id: mean(p) for p in reviewed}
-    computed = (f"computed in code from the official reviews of the {total:,} indexed papers, not estimated by the "
-                f"model. A paper's {agg.field} is the mean of its reviews' {agg.field}s (these are reviewers' opinions).")
-    if agg.kind == "average":
-        head = (f"**Average {agg.field} {statistics.fmean(values):.2f}** over {_count(len(values), 'review')} of "
-                f"{_count(len(reviewed), 'paper')} ({how}); the mean of the papers' own averages is "
-                f"{statistics.fmean(per_paper.values()):.2f}, the median paper {statistics.median(per_paper.values()):.2f}, "
-                f"reviews range {min(values)}–{max(values)}. {computed}{none_note}")
-        ordered = sorted(reviewed, key=lambda p: (-per_paper[p.id], p.title.lower()))
-        return "\n".join([head] + _listing(ordered, lambda p: f" · {per_paper[p.id]:.2f} ({_fmt(scores[p.id])})"))
-    sign = -1 if agg.kind == "highest" else 1
-    ordered = sorted(reviewed, key=lambda p: (sign * per_paper[p.id], -len(scores[p.id]), p.title.lower()))
-    shown = ordered[:agg.top]
-    cutoff = per_paper[shown[-1].id]
-    tied = sum(1 for p in ordered[len(shown):] if abs(per_paper[p.id] - cutoff) < 1e-9)
-    word = "Highest" if agg.kind == "highest" else "Lowest"
-    head = (f"**{word} average {agg.field}** among {len(reviewed):,} reviewed papers ({how}), the top "
-            f"{len(shown)} listed; ties go to the paper with more reviews. {computed}{none_note}")
-    lines = [head, ""] + [f"{i}. {p.title} · {p.status or 'status unknown'} · **{per_paper[p.id]:.2f}** "
-                          f"({len(scores[p.id])} reviews: {_fmt(scores[p.id])}) · [{p.id}]({p.link})"
-                          for i, p in enumerate(shown, start=1)]
-    if tied:
-        lines += ["", f"_{tied:,} more paper{'s' if tied != 1 else ''} also average {cutoff:.2f}._"]
-    return "\n".join(lines)
+def parse_aggregate_zh(question: str, english: Callable[[str], str]) -> Aggregate | None:
+    """The aggregate a Chinese question asks for, or None. `english` turns its topic into English words (the
+    topic is matched against English abstracts)."""
+    count = _ZH_COUNT.search(question)
+    scored = _ZH_SCORE.search(question)
+    average, high, low = (bool(p.search(question)) for p in (_ZH_AVERAGE, _ZH_HIGH, _ZH_LOW))
+    threshold = None
+    if scored:
+        limit = _ZH_THRESHOLD.search(question)
+        if limit:
+            op = _ZH_OPS[limit.group("op") or limit.group("op2")]
+            threshold = (op, float(limit.group("n") or limit.group("n2")))
+    if count and not (average and not threshold and re.search(r"平均[^？?]*是多少", question)):
+        kind = "count"
+    elif scored and (average or high or low):
+        kind = "average" if average and not (high or low) else "lowest" if low and not high else "highest"
+    else:
+        return None
+    field = next((name for name, pattern in _ZH_FIELDS if re.search(pattern, question, re.IGNORECASE)), "rating")
+    n = _ZH_TOP_N.search(question) if kind in ("highest", "lowest") else None
+    top = int(next(g for g in n.groups() if g)) if n else DEFAULT_TOP
+    framed = next((m.group("t") for pattern in _ZH_TOPIC for m in [pattern.search(question)] if m), None)
+    topic = framed if framed is not None else _ZH_CUES.sub(" ", question)
+    topic = " ".join(topic.split())
+    topic = _clean_topic(english(topic)) if topic else ""
+    return Aggregate(topic, kind=kind, field=field, threshold=threshold if kind == "count" else None,
+                     reviewed=False, top=top)

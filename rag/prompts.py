@@ -7,7 +7,7 @@ CANNOT_ANSWER = "The retrieved papers do not cover this question."
 CANNOT_ANSWER_ZH = "检索到的论文没有涉及这个问题。"
 REFUSAL_MARKERS = ("do not cover", "没有涉及")
 
-# Refusals decided in code (rag.answer.verify.coverage) or by the model name the closest papers instead of inventing.
+# Refusals decided in code (rag.answer.coverage) or by the model name the closest papers instead of inventing.
 # {why} is one of the *_WHY reasons (or empty); {titles} the closest papers' titles, in English.
 CLOSEST_EN = "The closest papers found: {titles}."
 CLOSEST_ZH = "最接近的论文：{titles}。"
@@ -99,3 +99,7 @@ REWRITE_TEMPLATE = """{history}Latest message: {question}
 Standalone English search query:"""
 
 REWRITE_HISTORY_TEMPLATE = "Earlier turn {n}:\nUser: {question}\nPapers shown: {papers}\n\n"
+
+# Chinese terms the glossary (rag.question.glossary) lacks, for a count's topic: one short model call.
+TRANSLATE_TERMS = ("Translate this Chinese machine-learning phrase into the English technical term used in paper "
+                   "abstracts. Reply with the English term only.\n\n{text}")

@@ -1,0 +1,63 @@
+"""What an answer is, whichever stage wrote it: the text, the papers it drew on, its citations and checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rag.answer.citations import Citation, clean_citations
+from rag.answer.compare import Comparison
+from rag.answer.support import SentenceCheck
+from rag.retrieve.search import Source
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    sources: list[Source]
+    citations: list[Citation] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
+    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.coverage) or "model"
+    comparison: Comparison | None = None  # the table of a comparison answer (its Markdown opens `text`)
+    kind: str = "lookup"  # the routed kind (rag.question.router.Kind): lookup, compare, review, aggregate
+    unsupported_citations: list[int] = field(default_factory=list)  # [n] taken out of sentences n does not
+    # support, next to sources that do (rag.answer.support.drop_extra_citations)
+
+    @classmethod
+    def partial(cls, question: str, text: str, sources: list[Source], kind: str = "lookup") -> "Answer":
+        """What was written before the user pressed Stop, its citations cleaned like a finished answer's."""
+        clean, cited, dropped = clean_citations(text, sources)
+        return cls(question, clean, sources, cited, dropped, kind=kind)
+
+    @property
+    def prose(self) -> str:
+        """The answer without its comparison table: what the model wrote (or the refusal)."""
+        if not self.comparison:
+            return self.text
+        return "\n".join(line for line in self.text.splitlines() if not line.startswith("|")).strip()
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.refusal)
+
+    @property
+    def counted(self) -> bool:
+        """Computed in code over the metadata (a count, an average, a ranking), no citations."""
+        return self.kind == "aggregate"
+
+    def to_json(self) -> dict:
+        return {
+            "answer": self.text,
+            "kind": self.kind,
+            "citations": [{"n": c.n, "id": c.id, "title": c.title}
+                          | ({"kind": "review", "review_id": c.review_id, "url": c.url} if c.review_id else {})
+                          for c in self.citations],
+            "retrieved": [s.paper.id for s in self.sources],
+            "dropped_citations": self.dropped,
+            "refused": self.refused,
+            "sentences": [c.to_json() for c in self.sentences],
+            "comparison": self.comparison.to_json() if self.comparison else None,
+            "counted": self.counted,
+            "removed_citations": self.unsupported_citations,
+        }

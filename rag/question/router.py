@@ -1,0 +1,178 @@
+"""The router: one decision per question, made once, read by every later stage.
+
+`route` turns a cleaned question (and the conversation so far) into an `Intent`: what kind of question it is
+(a lookup, a comparison, a question about the reviews, a count/average/ranking), its language, whether it
+leans on earlier turns, the names it uses, the constraints it states ("oral papers", "in the X area"), and
+English text to search and parse with. Chinese questions reach every kind: their cue words are read here
+in Chinese, and their terms are put into English by the glossary at once (the model's translation refines
+the search later, rag.question.rewrite). No later stage looks at the raw text to guess any of this again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from rag.question.aggregate import Aggregate, parse_aggregate, parse_aggregate_zh
+from rag.question.glossary import gloss
+from rag.retrieve.filters import STATUS_GROUPS, Filters
+from rag.text import coined_names, has_cjk, language, latin_words
+
+MIN_OWN_ENGLISH_WORDS = 3  # a question in another language holding this many English words is searched as written
+
+
+class Kind(str, Enum):
+    LOOKUP = "lookup"  # find and summarise the papers that answer it (the default)
+    COMPARE = "compare"  # 2-4 papers side by side: a table from their abstracts, then a contrast
+    REVIEW = "review"  # what the official reviews of a paper say
+    AGGREGATE = "aggregate"  # a count, an average or a ranking, computed in code
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a question asks, decided once (see the module docstring)."""
+
+    question: str  # as cleaned (rag.question.clean), in the user's words
+    kind: Kind = Kind.LOOKUP
+    lang: str = "en"  # rag.text.language: "en" (any Latin-script text is searched as written), "zh", ...
+    followup: bool = False  # refers back to earlier turns ("its", "the second one", "它")
+    has_history: bool = False  # there are earlier turns (a rewrite may be needed even without "it")
+    names: tuple[str, ...] = ()  # coined names as written ("DroPE", "LookaheadKV")
+    filters: Filters = field(default_factory=Filters)  # constraints the question states
+    english: str = ""  # English text for the question: itself, or its glossary translation (see `gloss`)
+    aggregate: Aggregate | None = None  # kind AGGREGATE: what to compute
+    review_fields: tuple[str, ...] = ()  # kind REVIEW: which parts of a review answer it
+    compare_count: int = 2  # kind COMPARE: how many papers (2-4)
+    papers: tuple[str, ...] = ()  # kind COMPARE of the pinned papers: exactly these ids
+
+    @property
+    def chinese(self) -> bool:
+        return self.lang == "zh"
+
+    @property
+    def foreign(self) -> bool:
+        """Written in another language, with too few English words of its own to be searched as it is
+        ("有没有关于KV缓存压缩的论文？"; not "DroPE 是什么? why does it extend context?")."""
+        return self.lang != "en" and len(latin_words(self.question)) < MIN_OWN_ENGLISH_WORDS
+
+    @property
+    def rewrite(self) -> str:
+        """Why the model should write a standalone English query: "followup", "translate", or "" (no need)."""
+        if self.has_history:
+            return "followup"
+        return "translate" if self.foreign else ""
+
+    def refined(self, english: str) -> "Intent":
+        """The same intent with a better English text (the model's translation)."""
+        return replace(self, english=english)
+
+
+# -- kinds --------------------------------------------------------------------------------------------
+_COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
+                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
+                      r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
+_COUNT_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
+# About the reviews themselves (a bare "weaknesses" or "scores" may mean the paper's own limitations or
+# benchmark scores; a singular "review" is usually a survey or a moderation step).
+_REVIEW = re.compile(r"\breviewers?\b|\breviews\b|\bofficial review|\bratings?\b|\brated\b|审稿|评审|评分",
+                     re.IGNORECASE)
+# Which part of a review answers the question (first match wins; else summary, strengths and weaknesses).
+_REVIEW_FIELDS = ((re.compile(r"weakness|limitation|criticis|concern|缺点|不足", re.I), ("weaknesses",)),
+                  (re.compile(r"strength|praise|优点", re.I), ("strengths",)),
+                  (re.compile(r"\bquestions?\b|asked|问题", re.I), ("questions",)))
+_PINNED = re.compile(r"\bpinned\b|钉选|固定的|置顶", re.IGNORECASE)
+
+
+def is_comparison(text: str) -> bool:
+    return bool(_COMPARE.search(text))
+
+
+def compare_count(text: str) -> int:
+    for word, n in _COUNT_WORDS.items():
+        if re.search(rf"\b{word}\b" if word.isascii() else word, text, re.IGNORECASE):
+            return n
+    return 2
+
+
+def review_fields(text: str) -> tuple[str, ...]:
+    return next((f for pattern, f in _REVIEW_FIELDS if pattern.search(text)), ("summary", "strengths", "weaknesses"))
+
+
+# -- follow-ups ---------------------------------------------------------------------------------------
+_FOLLOWUP = re.compile(
+    r"\b(it|its|they|them|their|this|that|these|those|the (first|second|third|last|former|latter)( one)?|"
+    r"above|previous|same|both|compare)\b|它|它们|这篇|那篇|这些|那些|第一|第二|上面|前面|两篇",
+    re.IGNORECASE,
+)
+
+
+def is_followup(question: str) -> bool:
+    """A question that leans on the conversation: it refers back ("its", "the second one") or is very short."""
+    return bool(_FOLLOWUP.search(question)) or len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question)
+
+
+# -- constraints stated in the question ---------------------------------------------------------------
+_AREA = re.compile(r"""(?:['‘"“]([^'’"”]{3,120})['’"”]|\bin the ([a-z][a-z ,&()/-]{2,100}?))\s*(?:primary\s+)?area""",
+                   re.IGNORECASE)
+
+
+def stated_filters(question: str, known_areas: Sequence[str] = ()) -> Filters:
+    """Metadata constraints stated in the question: "accepted", "oral", "poster", "in the X area" (and their
+    Chinese words). An area counts only if it is one of `known_areas` (case-insensitive): a misread area would
+    otherwise filter every paper out."""
+    text = question.lower()
+    if re.search(r"\boral\b|\borals\b|口头报告|口头|oral论文", text):
+        statuses = STATUS_GROUPS["Oral"]
+    elif re.search(r"\bposters?\b|海报", text):
+        statuses = STATUS_GROUPS["Poster"]
+    elif re.search(r"\baccepted\b|被接收|录用|接收的|被接受", text):
+        statuses = STATUS_GROUPS["All accepted"]
+    else:
+        statuses = ()
+    known = {a.lower(): a for a in known_areas}
+    named = (next(g for g in m.groups() if g).strip().lower() for m in _AREA.finditer(question))
+    areas = tuple(dict.fromkeys(known[a] for a in named if a in known))
+    return Filters(statuses=statuses, primary_areas=areas)
+
+
+# -- the router ---------------------------------------------------------------------------------------
+Translate = Callable[[str], str]  # Chinese words -> English (the model, for what the glossary lacks)
+
+
+def english_of(text: str, translate: Translate | None = None) -> str:
+    """English words for a (part of a) question: itself when it is English, else the glossary's terms, and the
+    model's translation (`translate`) for whatever Chinese the glossary left."""
+    if not has_cjk(text):
+        return text
+    glossed = gloss(text)
+    if translate is not None and len(glossed.unknown) >= 2:
+        try:
+            return translate(text) or glossed.english
+        except Exception:  # a failed model call: the glossary's words are still English
+            return glossed.english
+    return glossed.english
+
+
+def route(question: str, history: Sequence[object] = (), pinned: Sequence[str] = (),
+          known_areas: Sequence[str] = (), translate: Translate | None = None) -> Intent:
+    """The `Intent` of a cleaned question. `history`: earlier turns (only whether there are any is read here);
+    `pinned`: the user's pinned paper ids ("compare the pinned papers"); `known_areas`: the primary areas in
+    the index; `translate`: a model call for Chinese terms the glossary lacks (asked only by count questions,
+    whose topic must be English to be matched against the abstracts)."""
+    lang = language(question)
+    english = english_of(question) if lang != "en" else question
+    base = Intent(question, lang=lang, followup=bool(history) and is_followup(question), has_history=bool(history),
+                  names=tuple(coined_names(question)), filters=stated_filters(question, known_areas), english=english)
+    counted = (parse_aggregate_zh(question, lambda topic: english_of(topic, translate)) if lang == "zh"
+               else parse_aggregate(question))
+    if counted is not None:
+        return replace(base, kind=Kind.AGGREGATE, aggregate=counted)
+    if is_comparison(question):
+        if _PINNED.search(question) and 2 <= len(pinned) <= 4:
+            return replace(base, kind=Kind.COMPARE, compare_count=len(pinned), papers=tuple(pinned))
+        return replace(base, kind=Kind.COMPARE, compare_count=compare_count(question))
+    if _REVIEW.search(question):
+        return replace(base, kind=Kind.REVIEW, review_fields=review_fields(question))
+    return base

@@ -1,0 +1,210 @@
+"""Text, one home per idea: words, stems, sentences, coined names, a question's language, OpenReview links.
+
+Every stage reads text through these helpers, so "a word", "a sentence" or "Chinese" means the same thing
+in the lexical index, the router, the answer checks and the topic map.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from urllib.parse import quote
+
+# -- words --------------------------------------------------------------------------------------------
+# Common English words that carry no topic (BM25's idf would shrink them anyway; dropping them keeps FTS5
+# from walking posting lists of half the corpus, and keeps them out of every word-overlap check).
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having
+he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
+once only or other our out over own same she should so some such than that the their them then there
+these they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours paper papers work works study studies propose proposes proposed
+approach approaches method methods based using use used via new novel there any anything something
+existing way ways show shows find look looking kind kinds one ones e g eg etc like
+""".split())
+
+# A word: a run of letters or digits, where CJK and other scripts part ("用Transformer做" is three words).
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_PLAIN = rf"[^\W_{_CJK_CHARS}]+"
+_WORD = re.compile(rf"{_PLAIN}|[{_CJK_CHARS}]+")
+_HYPHENATED = re.compile(rf"{_PLAIN}(?:-{_PLAIN})*|[{_CJK_CHARS}]+")  # "kv-cache" kept whole
+MAX_QUERY_TERMS = 48  # a 100,000-character question still makes a bounded search query
+
+
+def words(text: str, hyphens: bool = False) -> list[str]:
+    """Every lower-cased word of `text`, in order; with `hyphens`, "kv-cache" stays one word."""
+    return (_HYPHENATED if hyphens else _WORD).findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    """The distinct words of `text` that are not stop words (nor single letters), in order."""
+    return list(dict.fromkeys(w for w in words(text) if len(w) > 1 and w not in STOP_WORDS))
+
+
+def query_terms(text: str) -> list[str]:
+    """The content words of a search query, at most MAX_QUERY_TERMS of them."""
+    return content_words(text)[:MAX_QUERY_TERMS]
+
+
+def stem(word: str) -> str:
+    """A light English stem, enough to match "hives" with "hive" and "timetables" with "timetable"."""
+    for suffix in ("ies", "es", "s", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+@lru_cache(maxsize=1024)
+def word_set(text: str) -> frozenset[str]:
+    """Content words of `text` and their stems. Cached: every check of an answer reads the same abstracts."""
+    found = content_words(text)
+    return frozenset({stem(w) for w in found} | set(found))
+
+
+def share_held(needed: Sequence[str], have: frozenset[str]) -> float:
+    """The share of `needed` words found (as written or stemmed) in `have`, a `word_set`."""
+    return sum(1 for w in needed if w in have or stem(w) in have) / len(needed) if needed else 0.0
+
+
+def latin_words(text: str) -> list[str]:
+    """The content words of `text` written in Latin letters or digits (what an English abstract can hold)."""
+    return [w for w in content_words(text) if not _NON_LATIN.search(w)]
+
+
+# -- language -----------------------------------------------------------------------------------------
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_NON_LATIN = re.compile(r"[^\x00-\u024f\u2000-\u206f\u2190-\u22ff]")  # beyond Latin, punctuation, math
+
+
+def has_cjk(text: str) -> bool:
+    """Any Chinese, Japanese or Korean character or full-width punctuation."""
+    return bool(_CJK.search(text))
+
+
+def language(text: str) -> str:
+    """The language a question is written in: "zh", "ja", "ko", "en", or "other" (another non-Latin script).
+
+    A few CJK characters decide it ("DroPE是什么？" is Chinese); English names inside do not."""
+    if len(_KANA.findall(text)) >= 2:
+        return "ja"
+    if len(_HANGUL.findall(text)) >= 2:
+        return "ko"
+    if len(_HAN.findall(text)) >= 2:
+        return "zh"
+    letters = [c for c in text if c.isalpha()]
+    if letters and sum(bool(_NON_LATIN.match(c)) for c in letters) >= max(2, len(letters) // 5):
+        return "other"
+    return "en"
+
+
+# -- sentences ----------------------------------------------------------------------------------------
+_CITE = re.compile(r"\[(\d{1,3})\]")
+_NOT_AN_END = re.compile(r"(?:\d|\be\.g|\bi\.e|\bet al|\bvs|\bcf|\bFig|\bEq)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences, in order, with their [n] markers; Chinese full stops and line breaks end sentences too.
+
+    Markers go with the sentence they close ("... context [1]. Next ..."), unless the text puts them first
+    ("[1] Title: ...。[2] Title: ..."), as a small model often does in Chinese: then with the next."""
+    if "\n" in text.strip():  # lines (list items, paragraphs) end sentences too
+        return [s for line in text.splitlines() for s in split_sentences(line)]
+    leading = bool(re.match(r"\s*\[\d{1,3}\]", text))
+    end = (r"[.!?。！？](?=\s|$|\[|[\u3000-\u9fff])" if leading
+           else r"[.!?。！？](?:\s*,?\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])")
+    parts, start = [], 0
+    for m in re.finditer(end, text):
+        if m.group(0)[0] == "." and _NOT_AN_END.search(text[start:m.start()]):
+            continue  # 3.5, e.g., et al.: not an end
+        parts.append(text[start:m.end()].strip())
+        start = m.end()
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The [n] markers of `text`, in order (repeats kept)."""
+    return [int(n) for n in _CITE.findall(text)]
+
+
+def without_citations(text: str) -> str:
+    return _CITE.sub("", text)
+
+
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*%?")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers written in `text` ("3.5", "12%" -> "12", "1,000" -> "1000")."""
+    return [n.rstrip("%").replace(",", "") for n in _NUMBER.findall(text)]
+
+
+# -- names --------------------------------------------------------------------------------------------
+# A coined name: internal capitals (TetraPrune, LookaheadKV, CirrusMoE, DroPE) or letters with digits (Qwen2).
+# Bounded by any non-ASCII-alphanumeric, not \b: in "审稿人对DroPE提出" the CJK letters around the name are \w.
+_NAME = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z][a-z]+[A-Z][A-Za-z]*|[A-Za-z]+[0-9][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*)"
+                   r"(?![A-Za-z0-9])")
+_TITLE_NAME = re.compile(r"\s*([^\s:][^:]{1,38}?)\s*:\s")  # "MMSI-Bench: A Benchmark ..." -> "MMSI-Bench"
+_INTRODUCES = ("we propose", "we introduce", "we present", "we develop", "we call")
+
+
+def coined_names(text: str) -> list[str]:
+    """Names a text coins or uses ("DroPE", "LookaheadKV", "Qwen2"), in order of appearance."""
+    return list(dict.fromkeys(_NAME.findall(text)))
+
+
+def title_name(title: str) -> str:
+    """The name a paper's title gives it before a colon ("DRL-STAF: A Deep ..." -> "DRL-STAF"), or "" when the
+    title has none (no colon, or more than three words before it)."""
+    m = _TITLE_NAME.match(title)
+    return m.group(1) if m and len(m.group(1).split()) <= 3 else ""
+
+
+def short_name(title: str) -> str:
+    """What a paper is called in a sentence: its title's name ("LookaheadKV"), else the whole title."""
+    head = title.split(":")[0].strip()
+    return head if len(head.split()) <= 4 else title
+
+
+def names_paper(question: str, title: str) -> int:
+    """How closely `question` calls a paper by its title's name, as a whole token: 2 as written ("REALIGN"),
+    1 in another case ("ReAlign" for "REALIGN: ...", or "csapr"), 0 not at all. Chinese letters around it are
+    fine ("审稿人对CSAPR提出了哪些缺点？"); names under 3 characters are too ambiguous to count."""
+    name = title_name(title)
+    if len(name) < 3:
+        return 0
+    pattern = rf"(?<![A-Za-z0-9])(?<![A-Za-z0-9]-){re.escape(name)}(?!-?[A-Za-z0-9])"
+    if re.search(pattern, question):
+        return 2
+    return 1 if re.search(pattern, question, re.IGNORECASE) else 0
+
+
+def introduced_names(title: str, abstract: str) -> set[str]:
+    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
+    found = set(coined_names(title))
+    for sentence in split_sentences(abstract):
+        if any(cue in sentence.lower() for cue in _INTRODUCES):
+            found |= set(coined_names(sentence))
+    return found
+
+
+# -- links --------------------------------------------------------------------------------------------
+OPENREVIEW = "https://openreview.net"
+_WEB_LINK = re.compile(r"^https?://[^\s<>\"']+$")
+
+
+def openreview_url(paper_id: str, note_id: str = "") -> str:
+    """A paper's page on OpenReview, or one note (a review) on it (ids percent-encoded: they come from files)."""
+    url = f"{OPENREVIEW}/forum?id={quote(paper_id, safe='')}"
+    return url + (f"&noteId={quote(note_id, safe='')}" if note_id else "")
+
+
+def web_link(url: str, paper_id: str) -> str:
+    """`url` when it is a plain http(s) link, else the paper's OpenReview page: only web links leave the app."""
+    return url if url and _WEB_LINK.match(url) else openreview_url(paper_id)

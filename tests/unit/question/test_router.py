@@ -1,0 +1,90 @@
+"""The router decides once what a question asks: kind, language, follow-up, names, stated filters, English.
+One table in both languages; later stages only read the Intent."""
+
+import pytest
+
+from rag.question.router import Kind, route
+from rag.question.turns import Exchange
+from rag.retrieve.filters import STATUS_GROUPS
+
+ORAL, POSTER, ACCEPTED = STATUS_GROUPS["Oral"], STATUS_GROUPS["Poster"], STATUS_GROUPS["All accepted"]
+AREAS = ["reinforcement learning", "generative models"]
+
+# question, kind, language, stated statuses, stated areas
+TABLE = [
+    ("Which papers drop positional embeddings to extend context?", Kind.LOOKUP, "en", (), ()),
+    ("有没有关于KV缓存压缩的论文？", Kind.LOOKUP, "zh", (), ()),
+    ("How does DroPE differ from LookaheadKV?", Kind.COMPARE, "en", (), ()),
+    ("DroPE和LookaheadKV有什么区别？", Kind.COMPARE, "zh", (), ()),
+    ("Compare the three oral papers on unlearning", Kind.COMPARE, "en", ORAL, ()),
+    ("What weaknesses did reviewers raise about DroPE?", Kind.REVIEW, "en", (), ()),
+    ("审稿人对DroPE提出了哪些缺点？", Kind.REVIEW, "zh", (), ()),
+    ("How many oral papers are about KV cache?", Kind.AGGREGATE, "en", ORAL, ()),
+    ("有多少篇关于KV缓存的口头报告论文？", Kind.AGGREGATE, "zh", ORAL, ()),
+    ("Which KV-cache papers had the highest ratings?", Kind.AGGREGATE, "en", (), ()),
+    ("评分最高的5篇扩散模型论文有哪些？", Kind.AGGREGATE, "zh", (), ()),
+    ("口头报告论文的平均评分是多少？", Kind.AGGREGATE, "zh", ORAL, ()),
+    ("What is the average rating of poster papers in the reinforcement learning area?", Kind.AGGREGATE, "en", POSTER,
+     ("reinforcement learning",)),
+    ("哪些已录用的论文研究元认知？", Kind.LOOKUP, "zh", ACCEPTED, ()),
+    ("Which accepted papers in the generative models area use flow matching?", Kind.LOOKUP, "en", ACCEPTED,
+     ("generative models",)),
+    ("What are the weaknesses of DroPE?", Kind.LOOKUP, "en", (), ()),  # the paper's own limitations
+    ("How many layers does DroPE use?", Kind.LOOKUP, "en", (), ()),  # "how many", but not a count of papers
+]
+
+
+@pytest.mark.parametrize("question, kind, lang, statuses, areas", TABLE, ids=[row[0] for row in TABLE])
+def test_kind_language_and_stated_filters(question, kind, lang, statuses, areas):
+    intent = route(question, known_areas=AREAS)
+    assert (intent.kind, intent.lang) == (kind, lang)
+    assert (intent.filters.statuses, intent.filters.primary_areas) == (statuses, areas)
+
+
+def test_a_count_asked_in_chinese_is_the_same_count_as_in_english():
+    en = route("How many oral papers are about KV cache?").aggregate
+    zh = route("有多少篇关于KV缓存的口头报告论文？").aggregate
+    assert (zh.kind, zh.topic, zh.field, zh.threshold) == (en.kind, en.topic, en.field, en.threshold) == (
+        "count", "KV cache", "rating", None)
+    ranked = route("评分最高的5篇扩散模型论文有哪些？").aggregate
+    assert (ranked.kind, ranked.top, ranked.topic) == ("highest", 5, "diffusion model")
+    over = route("有多少篇论文的平均评分高于6分？").aggregate
+    assert (over.kind, over.threshold, over.topic) == ("count", (">", 6.0), "")
+    assert route("口头报告论文的平均评分是多少？").aggregate.kind == "average"
+
+
+def test_a_chinese_topic_the_glossary_lacks_is_translated_by_the_model_once():
+    asked = []
+
+    def translate(text):
+        asked.append(text)
+        return "metacognition"
+
+    intent = route("有多少篇关于元认知的论文？", translate=translate)
+    assert intent.aggregate.topic == "metacognition" and asked == ["元认知"]
+    # a lookup never calls the model at routing time
+    assert route("哪些论文研究元认知？", translate=translate).kind is Kind.LOOKUP and len(asked) == 1
+    # a failed translation leaves the glossary's words (here none), not an exception
+    assert route("有多少篇关于元认知的论文？", translate=lambda t: 1 / 0).aggregate.topic == ""
+
+
+def test_english_text_names_and_followups():
+    zh = route("有没有关于KV缓存压缩的论文？")
+    assert zh.english == "KV cache compression" and zh.foreign and zh.rewrite == "translate"
+    mixed = route("DroPE 是什么? why does it extend context?")
+    assert mixed.lang == "zh" and not mixed.foreign  # enough English of its own to be searched as written
+    assert route("What is DroPE and how does LookaheadKV differ?").names == ("DroPE", "LookaheadKV")
+    shown = [Exchange("What is DroPE?", "It drops PE [1].", ("Dropping positional embeddings",))]
+    follow = route("What are its limitations?", shown)
+    assert follow.followup and follow.rewrite == "followup"
+    new_topic = route("Which papers study protein folding?", shown)
+    assert not new_topic.followup and new_topic.rewrite == "followup"  # the model still sees the history
+    assert route("What are its limitations?").rewrite == ""  # no history: nothing to resolve
+
+
+def test_compare_the_pinned_papers_compares_exactly_them():
+    pins = ("A1", "B2", "C3")
+    intent = route("compare the pinned papers", pinned=pins)
+    assert (intent.kind, intent.papers, intent.compare_count) == (Kind.COMPARE, pins, 3)
+    assert route("compare the pinned papers", pinned=pins[:1]).papers == ()  # one paper cannot be compared
+    assert route("Compare DroPE and LookaheadKV", pinned=pins).papers == ()  # named papers, not the pins

@@ -1,0 +1,65 @@
+"""One filter definition, three forms: Chroma's `where`, the lexical index's SQL and the in-memory predicate
+must admit exactly the same papers, and a question's stated constraints narrow the user's choices."""
+
+import itertools
+
+import pytest
+from langchain_core.documents import Document
+
+from rag.corpus.papers import Paper
+from rag.index.chunking import paper_metadata
+from rag.index.lexical import LexicalIndex
+from rag.index.store import PaperIndex, make_client
+from rag.offline import prime_tiktoken
+from rag.retrieve.filters import STATUS_GROUPS, Filters
+from rag.settings import Settings
+from tests.fakes import WordHashEmbeddings
+
+STATUSES = ["Oral", "Poster", "Poster (conditional)", "Withdrawn"]
+AREAS = ["optimization", "generative models", "reinforcement learning"]
+KEYWORDS = ["KV cache", "Diffusion", "long context", "RL"]
+PAPERS = [Paper(id=f"P{i:03d}", title=f"Paper {i} on memory", abstract=f"Memory study number {i}.",
+                keywords=tuple(k for j, k in enumerate(KEYWORDS) if (i >> j) & 1),
+                primary_area=AREAS[i % 3], status=STATUSES[i % 4]) for i in range(48)]
+FILTERS = [Filters(), Filters(statuses=STATUS_GROUPS["All accepted"]), Filters(statuses=("Oral",)),
+           Filters(primary_areas=("optimization", "reinforcement learning")), Filters(keywords=("kv cache",)),
+           Filters(keywords=("  Diffusion ", "RL")), Filters(paper_ids=("P001", "P002", "P013")),
+           Filters(statuses=STATUS_GROUPS["Poster"], primary_areas=("generative models",), keywords=("long context",)),
+           Filters(statuses=("Oral",), paper_ids=("P000", "P001", "P004"))]
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("filters"))
+    prime_tiktoken(settings.cache_dir / "tiktoken")
+    index = PaperIndex(make_client(settings), WordHashEmbeddings(), settings)
+    index.ingest(PAPERS)
+    lexical = LexicalIndex(settings.data_dir / "lex.sqlite")
+    lexical.upsert([Document(id=f"{p.id}:0", page_content=f"{p.title}\n\n{p.abstract}", metadata=paper_metadata(p))
+                    for p in PAPERS])
+    return index, lexical
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=str)
+def test_the_three_forms_admit_the_same_papers(stores, filters):
+    index, lexical = stores
+    expected = {p.id for p in PAPERS if filters.admits(p)}
+    by_chroma = {meta["paper_id"] for meta, _ in index.nearest([index.embeddings.embed_query("memory")], 100, filters)[0]}
+    by_sql = {paper for _, paper, *_ in lexical.search("memory", 100, filters)}
+    assert expected == by_chroma == by_sql
+    assert 0 < len(expected) <= len(PAPERS)
+
+
+def test_a_stated_constraint_narrows_the_users_choice():
+    accepted = Filters(statuses=STATUS_GROUPS["All accepted"])
+    oral = Filters(statuses=STATUS_GROUPS["Oral"], primary_areas=("optimization",))
+    assert accepted.narrowed_by(oral) == oral  # all accepted and oral: oral
+    assert Filters().narrowed_by(oral) == oral
+    assert oral.narrowed_by(Filters()) == oral
+    # the panel says Poster, the question says oral: both cannot hold, the question's words win
+    assert Filters(statuses=STATUS_GROUPS["Poster"]).narrowed_by(oral).statuses == oral.statuses
+    assert Filters(keywords=("a",)).narrowed_by(Filters(keywords=("b", "a"))).keywords == ("a", "b")
+
+
+def test_every_status_group_is_a_set_of_real_statuses():
+    assert set(itertools.chain(*STATUS_GROUPS.values())) <= {"Oral", "Oral (conditional)", "Poster", "Poster (conditional)"}

@@ -1,0 +1,40 @@
+"""One text module: words, sentences, names, language and links mean the same everywhere."""
+
+import pytest
+
+from rag.text import (content_words, coined_names, introduced_names, language, latin_words, numbers, openreview_url,
+                      query_terms, short_name, split_sentences, web_link, words)
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Which papers compress the KV cache?", "en"), ("有没有关于KV缓存压缩的论文？", "zh"), ("DroPE是什么？", "zh"),
+    ("Über Diffusionsmodelle", "en"), ("Что такое DroPE?", "other"), ("トランスフォーマーの論文", "ja"),
+    ("트랜스포머 논문", "ko"), ("ViT", "en"), ("", "en"),
+])
+def test_language(text, lang):
+    assert language(text) == lang
+
+
+def test_words_and_terms():
+    assert words("KV-cache eviction, 8x longer!") == ["kv", "cache", "eviction", "8x", "longer"]
+    assert words("KV-cache eviction", hyphens=True) == ["kv-cache", "eviction"]
+    assert content_words("The paper proposes a new KV cache for the cache") == ["kv", "cache"]
+    assert len(query_terms("word%d " % 1 * 10 + " ".join(f"w{i}" for i in range(100)))) == 48
+    assert latin_words("用Transformer做time series预测") == ["transformer", "time", "series"]
+    assert latin_words("Что такое DroPE") == ["drope"]
+
+
+def test_sentences_numbers_and_names():
+    assert split_sentences("It reaches 99.1% accuracy, e.g. on NIAH [1]. Next [2]。还有") == [
+        "It reaches 99.1% accuracy, e.g. on NIAH [1].", "Next [2]。", "还有"]
+    assert numbers("from 1,000 to 3.5 (12%)") == ["1000", "3.5", "12"]
+    assert coined_names("Does DroPE beat LookaheadKV on Qwen2?") == ["DroPE", "LookaheadKV", "Qwen2"]
+    assert short_name("LookaheadKV: Fast and Accurate KV Cache Eviction") == "LookaheadKV"
+    assert introduced_names("Dropping Positional Embeddings", "Limits exist. We introduce DroPE, a recipe.") == {"DroPE"}
+
+
+def test_links_are_built_in_one_place_and_only_web_links_leave():
+    assert openreview_url("RlPVSeKjoc") == "https://openreview.net/forum?id=RlPVSeKjoc"
+    assert openreview_url("a b&c", "N1") == "https://openreview.net/forum?id=a%20b%26c&noteId=N1"
+    assert web_link("javascript:alert(1)", "X1") == "https://openreview.net/forum?id=X1"
+    assert web_link("https://example.org/p", "X1") == "https://example.org/p"

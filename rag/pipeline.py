@@ -35,6 +35,7 @@ from rag.explore.similar import SimilarResult, similar
 from rag.explore.topics import TopicMap, ensure_map
 from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.models.local_llm import LocalModelServer
+from rag.models.slots import FairGate
 from rag.offline import prepare_offline
 from rag.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
 from rag.question.clean import clean_question
@@ -48,7 +49,7 @@ from rag.settings import Settings
 from rag.text import language
 
 __all__ = [  # what callers (the UI, the CLI, benchmarks) take from here, besides settings and errors
-    "Answer", "DoneEvent", "Event", "Exchange", "Filters", "Intent", "Kind", "Paper", "Pipeline", "STATUS_GROUPS",
+    "Answer", "DoneEvent", "Event", "Exchange", "FairGate", "Filters", "Intent", "Kind", "Paper", "Pipeline", "STATUS_GROUPS",
     "SimilarResult", "Source", "SourcesEvent", "TokenEvent", "TopicMap", "build_pipeline",
 ]
 

@@ -19,7 +19,7 @@ from rag.errors import ConfigError, PaperChatError, QuestionError
 from rag.pipeline import STATUS_GROUPS, Answer, DoneEvent, Exchange, Filters, Pipeline, SourcesEvent, TokenEvent
 from rag.settings import UISettings
 from ui import render
-from ui.busy import FairGate
+from rag.pipeline import FairGate
 from ui.explore import build_explore, scoped
 from ui.render import Turn
 

@@ -4,7 +4,7 @@ import threading
 import time
 
 from ui.app import BUSY, in_turn
-from ui.busy import FairGate
+from rag.models.slots import FairGate
 
 
 def test_slots_are_given_in_arrival_order_and_a_full_queue_says_so():

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from tqdm import tqdm
 
 from rag.errors import PaperChatError
-from rag.pipeline import DoneEvent, Filters, Pipeline, SourcesEvent, TokenEvent, build_pipeline
+from rag.pipeline import DoneEvent, Filters, Pipeline, QuoteEvent, SourcesEvent, TokenEvent, WaitEvent, build_pipeline
 from rag.settings import Settings, load_settings
 
 EXIT_OK, EXIT_SKIPPED, EXIT_ERROR = 0, 1, 2
@@ -106,13 +106,22 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
     _ensure_ingested(pipeline)
     answer = None
     for event in pipeline.stream(args.question, filters=_filters(args), k=args.k):
-        if isinstance(event, SourcesEvent) and not args.json:
-            titles = "; ".join(f"[{s.n}] {s.paper.title}" for s in event.sources)
-            print(f"Searching {len(event.sources)} papers: {titles}\n", file=sys.stderr)
-        elif isinstance(event, TokenEvent) and not args.json:
-            print(event.text, end="", flush=True)
-        elif isinstance(event, DoneEvent):
+        if isinstance(event, DoneEvent):
             answer = event.answer
+        elif args.json:
+            continue
+        elif isinstance(event, SourcesEvent):
+            titles = "; ".join(f"[{s.n}] {s.paper.title}" for s in event.sources)
+            more = "" if event.final else " (the model will refine this search)"
+            print(f"Reading {len(event.sources)} papers{more}: {titles}\n", file=sys.stderr)
+        elif isinstance(event, QuoteEvent):
+            print(event.text + "\n", flush=True)
+        elif isinstance(event, WaitEvent):
+            print(f"(waiting for the model: {event.ahead} ahead)" if event.ahead else
+                  f"(the model reads {event.prompt_tokens} tokens" + (
+                      f", about {event.estimate_s:.0f} s)" if event.estimate_s is not None else ")"), file=sys.stderr)
+        elif isinstance(event, TokenEvent):
+            print(event.text, end="", flush=True)
     assert answer is not None
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
@@ -152,7 +161,9 @@ def cmd_serve(pipeline: Pipeline, args: argparse.Namespace) -> int:
     print("Starting the model...", file=sys.stderr)
     t0 = time.monotonic()
     pipeline.warm_up()
-    print(f"Model ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    rate = pipeline.read_rate.tokens_per_s
+    print(f"Model ready in {time.monotonic() - t0:.1f} s" + (f"; it reads {rate:.0f} prompt tokens/s here" if rate else ""),
+          file=sys.stderr)
     launch(pipeline, host=host, port=args.port or pipeline.settings.ui.port)
     return EXIT_OK
 

@@ -14,18 +14,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import tiktoken
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from rag.answer.compare import build_comparison
+from rag.answer.citations import to_citation
+from rag.answer.compare import Comparison, build_comparison
 from rag.answer.counts import aggregate_text
 from rag.answer.coverage import Coverage, coverage
-from rag.answer.grounded import closest_titles, stream_answer
+from rag.answer.extract import Extract, quote
+from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
 from rag.answer.reviews import review_sources, reviewed_papers
 from rag.answer.types import Answer
 from rag.corpus.papers import LoadReport, Paper, load_corpus
@@ -35,22 +39,23 @@ from rag.explore.similar import SimilarResult, similar
 from rag.explore.topics import TopicMap, ensure_map
 from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.models.local_llm import LocalModelServer
-from rag.models.slots import FairGate
+from rag.models.slots import FairGate, Ticket
+from rag.models.speed import ReadRate
 from rag.offline import prepare_offline
-from rag.prompts import NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
+from rag.prompts import BUSY_EN, BUSY_ZH, CALIBRATION, NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
 from rag.question.clean import clean_question
-from rag.question.rewrite import Query, rewrite_query
+from rag.question.rewrite import Query, fallback_query, rewrite_query
 from rag.question.router import Intent, Kind, route
 from rag.question.turns import Exchange, HistoryItem, exchanges
 from rag.retrieve.filters import STATUS_GROUPS, Filters
 from rag.retrieve.retriever import PaperRetriever
-from rag.retrieve.search import Source
+from rag.retrieve.search import Source, query_terms
 from rag.settings import Settings
 from rag.text import language
 
 __all__ = [  # what callers (the UI, the CLI, benchmarks) take from here, besides settings and errors
-    "Answer", "DoneEvent", "Event", "Exchange", "FairGate", "Filters", "Intent", "Kind", "Paper", "Pipeline", "STATUS_GROUPS",
-    "SimilarResult", "Source", "SourcesEvent", "TokenEvent", "TopicMap", "build_pipeline",
+    "Answer", "DoneEvent", "Event", "Exchange", "Filters", "Intent", "Kind", "Paper", "Pipeline", "QuoteEvent",
+    "STATUS_GROUPS", "SimilarResult", "Source", "SourcesEvent", "TokenEvent", "TopicMap", "WaitEvent", "build_pipeline",
 ]
 
 REWRITE_MAX_TOKENS = 80  # a search query, not an essay: bounds the model's time on it
@@ -61,12 +66,34 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SourcesEvent:
+    """The papers being read. A question the model rewrites gets two: at once from its own words, then refined."""
+
     sources: list[Source]
     query: Query | None = None  # what was searched (the rewritten query, when the model wrote one)
+    final: bool = True  # False: a model-written query will refine these
+
+
+@dataclass(frozen=True)
+class QuoteEvent:
+    """Built in code, shown before the model writes: the quoted abstract sentences, or a comparison's table."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class WaitEvent:
+    """Waiting for the model: `ahead` questions in front, or (ahead 0) reading a prompt of `prompt_tokens`,
+    `estimate_s` seconds by this machine's measured speed (None before it was measured)."""
+
+    ahead: int = 0
+    estimate_s: float | None = None
+    prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class TokenEvent:
+    """Text the model wrote (cleaned), in order."""
+
     text: str
 
 
@@ -75,7 +102,8 @@ class DoneEvent:
     answer: Answer
 
 
-Event = SourcesEvent | TokenEvent | DoneEvent
+Event = SourcesEvent | QuoteEvent | WaitEvent | TokenEvent | DoneEvent
+WAIT_POLL_S = 0.5  # how often a queued question reports its place
 
 
 class Pipeline:
@@ -91,6 +119,11 @@ class Pipeline:
         self._areas: list[str] | None = None  # primary areas in the index, read once, reset by ingest
         self._papers: list[Paper] | None = None  # every indexed paper's record, for counting; reset by ingest
         self._reviews: ReviewStore | None = None
+        # One model, a bounded first-come, first-served queue in front of it; everything before the model
+        # (sources, quotes, tables, counts) is served to every user at once, outside it.
+        self.slots = FairGate(settings.ui.answer_slots, settings.ui.max_waiting)
+        self.read_rate = ReadRate()
+        self._encoding: tiktoken.Encoding | None = None
 
     # -- the chat model ----------------------------------------------------------------------
     @property
@@ -124,8 +157,18 @@ class Pipeline:
         return True
 
     def warm_up(self) -> None:
-        """Start the model now rather than on the first question."""
-        _ = self.llm
+        """Start the model now rather than on the first question, and measure how fast it reads a prompt (the
+        first waiting user is told a true estimate)."""
+        prompt = [HumanMessage(CALIBRATION)]
+        t0 = time.perf_counter()
+        self.llm.bind(max_tokens=1).invoke(prompt)
+        self.read_rate.observe(self.count_tokens(prompt), time.perf_counter() - t0)
+
+    def count_tokens(self, messages: Sequence) -> int:
+        """A prompt's size in cl100k tokens (the unit the read rate is measured in, whatever the model)."""
+        if self._encoding is None:
+            self._encoding = tiktoken.get_encoding("cl100k_base")
+        return sum(len(self._encoding.encode(str(m.content), disallowed_special=())) for m in messages)
 
     def close(self) -> None:
         if self._server is not None:
@@ -254,7 +297,8 @@ class Pipeline:
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None, pinned: Sequence[str] = ()) -> Iterator[Event]:
-        """Sources first (before the model writes anything), then answer text, then the final answer.
+        """Sources first (searched at once, without the model), then what code builds (quotes, a table, a
+        count), then the model's text, then the final answer.
 
         `filters` are the user's choices (narrowed by what the question states); `pinned` the user's pinned
         papers ("compare the pinned papers" compares exactly those). A bad question raises QuestionError before
@@ -266,27 +310,94 @@ class Pipeline:
         try:
             if intent.kind is Kind.AGGREGATE:
                 yield from self._count(intent, chosen)
-                return
-            query = self.search_query(intent, turns)
-            if intent.kind is Kind.REVIEW:
-                yield from self._review_answer(intent, query, chosen, k, turns)
-                return
-            sources = (self.retriever.named(intent.papers) if intent.papers
-                       else self.retrieve(query.all, chosen, k))
-            yield SourcesEvent(sources, query)
-            cover = None if intent.papers else self.coverage(intent, query, sources, chosen)
-            comparison = None
-            if intent.kind is Kind.COMPARE and (cover is None or cover.answerable):
-                comparison = build_comparison([intent.question, *query.all], sources, intent.compare_count,
-                                              intent.chinese)
-            llm = self.llm if cover is None or cover.answerable else None
-            for item in stream_answer(intent, sources, llm, turns, cover, comparison):
-                yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+            elif intent.kind is Kind.REVIEW:
+                yield from self._review_answer(intent, turns, chosen, k)
+            else:
+                yield from self._answer(intent, turns, chosen, k)
         except ModelError as exc:
             if self._restart_if_dead():
                 raise ModelError("The embedded model stopped while answering; it is being restarted. "
                                  "Ask again in a few seconds.") from exc
             raise
+
+    def _wait_for_model(self) -> Iterator[Event]:
+        """Queue for the model, reporting the place; returns the admitted ticket, or None when the queue is full."""
+        ticket = self.slots.enter()
+        if ticket is None:
+            return None
+        try:
+            while not ticket.wait(WAIT_POLL_S):
+                yield WaitEvent(ahead=ticket.ahead() + 1)
+        except BaseException:  # Stop while waiting (the stream was closed): leave the queue
+            ticket.release()
+            raise
+        return ticket
+
+    def _first_query(self, intent: Intent, turns: Sequence[Exchange]) -> tuple[Query, bool]:
+        """What to search at once (the question's own words; no model), and whether the model will refine it."""
+        refine = self.settings.retrieval.rewrite == "auto" and bool(intent.rewrite)
+        return Query(fallback_query(intent, turns), False, intent.rewrite and "as written"), refine
+
+    def _lead(self, intent: Intent, query: Query, sources: Sequence[Source]) -> tuple[str, Extract | None, Comparison | None]:
+        """What code shows before the model: a comparison's table, or the best sentence of the top papers."""
+        if intent.kind is Kind.COMPARE:
+            table = build_comparison([intent.question, *query.all], sources, intent.compare_count, intent.chinese)
+            return (table.markdown(), None, table) if table else ("", None, None)
+        extract = quote(sources, query_terms(self.index, query.all), intent.chinese)
+        return extract.markdown(), (extract or None), None
+
+    def _answer(self, intent: Intent, turns: Sequence[Exchange], filters: Filters, k: int | None) -> Iterator[Event]:
+        """A lookup or a comparison (see `stream`)."""
+        query, refine = self._first_query(intent, turns)
+        refine = refine and not intent.papers
+        sources = self.retriever.named(intent.papers) if intent.papers else self.retrieve(query.all, filters, k)
+        yield SourcesEvent(sources, query, final=not refine)
+        ticket: Ticket | None = None
+        try:
+            if refine:
+                ticket = yield from self._wait_for_model()
+                if ticket is not None:
+                    query = self.search_query(intent, turns)
+                    sources = self.retrieve(query.all, filters, k)
+                    yield SourcesEvent(sources, query)
+            cover = None if intent.papers else self.coverage(intent, query, sources, filters)
+            if not sources or cover is not None and not cover.answerable:
+                declined = refusal(intent, sources, cover)
+                yield TokenEvent(declined.text)
+                yield DoneEvent(declined)
+                return
+            lead, extract, comparison = self._lead(intent, query, sources)
+            if lead:
+                yield QuoteEvent(lead)
+            if ticket is None:
+                ticket = yield from self._wait_for_model()
+            if ticket is None:  # the queue is full: the quotes are the answer
+                yield DoneEvent(self._busy_answer(intent, sources, lead, extract, comparison))
+                return
+            yield from self._write(intent, sources, turns, lead, extract, comparison)
+        finally:
+            if ticket is not None:
+                ticket.release()
+
+    def _write(self, intent: Intent, sources: Sequence[Source], turns: Sequence[Exchange], lead: str = "",
+               extract: Extract | None = None, comparison: Comparison | None = None) -> Iterator[Event]:
+        """The model's part (the caller holds a model slot): the estimate, its text, the final answer."""
+        prompt = self.count_tokens(prompt_messages(intent, comparison.papers if comparison else sources, turns))
+        yield WaitEvent(0, self.read_rate.estimate(prompt), prompt)
+        t0 = time.perf_counter()
+        for item in stream_answer(intent, sources, self.llm, turns, lead, extract, comparison,
+                                  first_token=lambda: self.read_rate.observe(prompt, time.perf_counter() - t0)):
+            yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+
+    def _busy_answer(self, intent: Intent, sources: Sequence[Source], lead: str, extract: Extract | None,
+                     comparison: Comparison | None) -> Answer:
+        """When the model's queue is full: what code built, said to be all there is this time."""
+        note = (BUSY_ZH if intent.chinese else BUSY_EN).format(waiting=self.slots.load()[1])
+        cited = [s for s in sources if s.n in (extract.cited if extract else [])] or (
+            list(comparison.papers) if comparison else [])
+        return Answer(intent.question, f"{lead}\n\n{note}" if lead else note, list(sources),
+                      [to_citation(s) for s in cited], extract=extract, comparison=comparison, lead=lead,
+                      kind=intent.kind.value, refusal="" if lead else "busy")
 
     def _count(self, intent: Intent, filters: Filters) -> Iterator[Event]:
         """Counts, averages, rankings: computed in code (rag.answer.counts), no model call."""
@@ -301,20 +412,41 @@ class Pipeline:
         yield TokenEvent(text)
         yield DoneEvent(Answer(intent.question, text, [], kind=intent.kind.value))
 
-    def _review_answer(self, intent: Intent, query: Query, filters: Filters, k: int | None,
-                 turns: Sequence[Exchange]) -> Iterator[Event]:
+    def _review_answer(self, intent: Intent, turns: Sequence[Exchange], filters: Filters,
+                       k: int | None) -> Iterator[Event]:
         """A question about the reviews, answered from the papers' official reviews, labeled as such."""
-        papers = reviewed_papers(intent, query.all, lambda queries, n: self.retrieve(queries, filters, n),
-                                 k or self.settings.retrieval.k)
-        reviews = review_sources(self.review_store(), intent, papers, self.settings.retrieval.max_source_tokens * 4)
-        yield SourcesEvent(reviews or papers, query)
-        if not reviews:
-            text = (NO_REVIEWS_ZH if intent.chinese else NO_REVIEWS_EN).format(titles=closest_titles(papers))
-            yield TokenEvent(text)
-            yield DoneEvent(Answer(intent.question, text, papers, refusal="code", kind=intent.kind.value))
-            return
-        for item in stream_answer(intent, reviews, self.llm, turns):
-            yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+        query, refine = self._first_query(intent, turns)
+        k = k or self.settings.retrieval.k
+        chars = self.settings.retrieval.max_source_tokens * 4
+
+        def found(q: Query) -> tuple[list[Source], list[Source]]:
+            papers = reviewed_papers(intent, q.all, lambda queries, n: self.retrieve(queries, filters, n), k)
+            return papers, review_sources(self.review_store(), intent, papers, chars)
+
+        papers, reviews = found(query)
+        yield SourcesEvent(reviews or papers, query, final=not refine)
+        ticket: Ticket | None = None
+        try:
+            if refine:
+                ticket = yield from self._wait_for_model()
+                if ticket is not None:
+                    query = self.search_query(intent, turns)
+                    papers, reviews = found(query)
+                    yield SourcesEvent(reviews or papers, query)
+            if not reviews:
+                text = (NO_REVIEWS_ZH if intent.chinese else NO_REVIEWS_EN).format(titles=closest_titles(papers))
+                yield TokenEvent(text)
+                yield DoneEvent(Answer(intent.question, text, papers, refusal="code", kind=intent.kind.value))
+                return
+            if ticket is None:
+                ticket = yield from self._wait_for_model()
+            if ticket is None:
+                yield DoneEvent(self._busy_answer(intent, reviews, "", None, None))
+                return
+            yield from self._write(intent, reviews, turns)
+        finally:
+            if ticket is not None:
+                ticket.release()
 
     def ask(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
             k: int | None = None) -> Answer:

@@ -60,13 +60,13 @@ Question: {question}
 # answerable questions (3 of 5 seed questions); this softer wording answers them. Honest refusals on
 # unanswerable questions need a check in code, not only a prompt.
 INSTRUCTIONS_EN = (
-    "Instructions: Answer the question in at most 4 sentences, in your own words, using only the sources above. "
+    "Instructions: Answer the question in at most 3 sentences, in your own words, using only the sources above. "
     "After each sentence, write the number of the source it comes from in square brackets, like [1]. "
     "If the sources say nothing about the question, say that the retrieved papers do not cover it."
 )
 # Chinese questions get Chinese instructions: the small embedded model then answers in Chinese.
 INSTRUCTIONS_ZH = (
-    "要求：只根据上面的论文摘要，用简体中文回答问题，最多4句话，论文标题保留英文。"
+    "要求：只根据上面的论文摘要，用简体中文回答问题，最多3句话，论文标题保留英文。"
     "用完整的中文句子说明论文做了什么，不要只列出论文标题。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
@@ -74,12 +74,12 @@ INSTRUCTIONS_ZH = (
 
 # Comparisons (rag.answer.compare): the table is built in code from the abstracts; the model writes only the contrast.
 COMPARE_INSTRUCTIONS_EN = (
-    "Instructions: In at most 4 sentences, in your own words, contrast these papers: how do their problems, "
+    "Instructions: In at most 3 sentences, in your own words, contrast these papers: how do their problems, "
     "methods and results differ? Use only the sources above. After each sentence, write the numbers of the "
     "sources it comes from in square brackets, like [1] or [1][2]."
 )
 COMPARE_INSTRUCTIONS_ZH = (
-    "要求：只根据上面的论文摘要，用简体中文最多4句话对比这些论文：它们的问题、方法和结果有什么不同？论文标题保留英文。"
+    "要求：只根据上面的论文摘要，用简体中文最多3句话对比这些论文：它们的问题、方法和结果有什么不同？论文标题保留英文。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]或[1][2]。"
 )
 
@@ -103,3 +103,12 @@ REWRITE_HISTORY_TEMPLATE = "Earlier turn {n}:\nUser: {question}\nPapers shown: {
 # Chinese terms the glossary (rag.question.glossary) lacks, for a count's topic: one short model call.
 TRANSLATE_TERMS = ("Translate this Chinese machine-learning phrase into the English technical term used in paper "
                    "abstracts. Reply with the English term only.\n\n{text}")
+
+# When the model's queue is full, the answer is what code built (quotes, a table), and says so.
+BUSY_EN = ("⏳ PaperChat is busy: {waiting} questions are waiting for the model, so it did not summarise this "
+           "time. The quoted sentences above are from the papers; ask again in a minute for a summary.")
+BUSY_ZH = "⏳ PaperChat 正忙：已有 {waiting} 个问题在等待模型，这次没有生成总结。上面引用的句子来自论文原文；请稍后再问。"
+
+# Read once when the model starts, to measure how fast this machine reads a prompt (rag.models.speed).
+CALIBRATION = ("Summarise in one word: " + "Large language models read long prompts token by token before they "
+               "write, and on a laptop CPU that reading takes most of the time an answer needs. " * 4)

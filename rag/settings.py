@@ -37,7 +37,8 @@ class LLMSettings(_Group):
         None, description="API key for the `openai` backend. Falls back to OPENAI_API_KEY."
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
-    max_tokens: int = Field(320, ge=16, description="Upper bound on the answer length, in tokens.")
+    max_tokens: int = Field(200, ge=16, description="Upper bound on the model's answer length, in tokens (the quoted "
+                            "sentences come on top, built in code).")
     timeout_s: float = Field(180.0, gt=0, description="Seconds before a model call is given up.")
 
     def resolved_api_key(self) -> str:
@@ -140,7 +141,8 @@ class RetrievalSettings(_Group):
         "standalone English query before searching. `off`: search the question as written."
     )
     max_source_tokens: int = Field(
-        300, ge=32, description="Tokens of text per paper in the prompt (keeps CPU prefill short)."
+        120, ge=32, description="Tokens per paper in the prompt: the abstract sentences that best match the question "
+        "(its first sentence always). A CPU model reads the prompt before it writes, so this sets the wait."
     )
     max_question_chars: int = Field(
         1000, ge=100, description="Longest question accepted, in characters; longer ones are refused with a message "

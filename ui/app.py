@@ -16,18 +16,15 @@ from pathlib import Path
 import gradio as gr
 
 from rag.errors import ConfigError, PaperChatError, QuestionError
-from rag.pipeline import STATUS_GROUPS, Answer, DoneEvent, Exchange, Filters, Pipeline, SourcesEvent, TokenEvent
+from rag.pipeline import (STATUS_GROUPS, Answer, DoneEvent, Exchange, Filters, Pipeline, QuoteEvent, SourcesEvent,
+                          TokenEvent, WaitEvent)
 from rag.settings import UISettings
 from ui import render
-from rag.pipeline import FairGate
 from ui.explore import build_explore, scoped
 from ui.render import Turn
 
 log = logging.getLogger(__name__)
 QUESTION_PREVIEW_CHARS = 300  # a refused 100,000-character paste is not echoed back whole
-BUSY = ("⏳ PaperChat is busy: {waiting} questions are already waiting for the model. "
-        "Please ask again in a minute.")
-WAITING = "_Waiting for the model: {ahead} question(s) ahead of yours..._"
 FAILED = ("⚠️ Something went wrong while answering ({name}). Ask again; if it keeps happening, "
           "the details are in the app log.")
 
@@ -115,13 +112,24 @@ def make_filters(status: str, areas: list[str] | None, keywords: str = "") -> Fi
     return Filters(statuses=STATUS_GROUPS.get(status, ()), primary_areas=tuple(areas or ()), keywords=words)
 
 
+def status_line(event: WaitEvent) -> str:
+    """What a user sees while the model is busy with others, or reading this question's papers."""
+    if event.ahead:
+        return f"_Waiting for the model: {event.ahead} question(s) ahead of yours (the quotes above are ready)..._"
+    if event.estimate_s is not None:
+        return (f"_Writing a summary: the model reads {event.prompt_tokens:,} tokens first, about "
+                f"{max(1, round(event.estimate_s))} s on this machine..._")
+    return (f"_Writing a summary: the model reads {event.prompt_tokens:,} tokens first (its speed on this machine "
+            "is measured on this answer)..._")
+
+
 def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
             filters: Filters | None = None, k: int | None = None, pinned: tuple[str, ...] = (),
             should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
     """One chat turn: yields (chat messages, turns) as the sources arrive and the answer grows.
 
-    When `should_stop()` turns true the model stream is closed (the server stops generating) and the
-    partial answer is kept, marked as stopped.
+    When `should_stop()` turns true the stream is closed (the model server stops generating, or the question
+    leaves the model's queue) and what was written is kept, marked as stopped.
     """
     try:
         question = pipeline.clean(message)
@@ -135,15 +143,15 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     chat = chat + [{"role": "user", "content": render.esc(question)},
                    {"role": "assistant", "content": "_Searching the papers..._"}]
     yield list(chat), turns
-    history = [Exchange(t.question, t.answer.text, tuple(s.paper.title for s in t.answer.sources))
+    history = [Exchange(t.question, t.answer.prose, tuple(s.paper.title for s in t.answer.sources))
                for t in turns if t.answer.text]
-    done, sources, text, searched = list(turns), [], "", ""
+    done, sources, lead, text, status, searched = list(turns), [], "", "", "", ""
     stream = pipeline.stream(question, history=history, filters=filters, k=k, pinned=pinned)
     try:
         for event in stream:
             if should_stop():
                 stream.close()  # closes the HTTP stream, so the model server stops too
-                stopped = Answer.partial(question, text, sources)
+                stopped = Answer.partial(question, lead, text, sources)
                 turns = done + [Turn(question, stopped, searched)]
                 chat[-1] = {"role": "assistant",
                             "content": render.final_message(index, stopped, searched) + "\n\n_Stopped._"}
@@ -154,13 +162,18 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
                 searched = event.query.text if event.query and event.query.rewritten else ""
                 # The turn is in the state from now on, so its sources can be opened while the model writes.
                 turns = done + [Turn(question, Answer(question, "", sources), searched)]
-                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, "", searched)}
+            elif isinstance(event, QuoteEvent):
+                lead = event.text
+            elif isinstance(event, WaitEvent):
+                status = status_line(event)
             elif isinstance(event, TokenEvent):
-                text += event.text
-                chat[-1] = {"role": "assistant", "content": render.streaming_message(index, sources, text, searched)}
-            elif isinstance(event, DoneEvent):
+                text, status = text + event.text, ""
+            if isinstance(event, DoneEvent):
                 turns = done + [Turn(question, event.answer, searched)]
                 chat[-1] = {"role": "assistant", "content": render.final_message(index, event.answer, searched)}
+            else:
+                chat[-1] = {"role": "assistant",
+                            "content": render.streaming_message(index, sources, lead, text, status, searched)}
             yield list(chat), turns  # a new list per step: each yielded state stays as it was
     except PaperChatError as exc:
         chat[-1] = {"role": "assistant", "content": f"⚠️ {render.esc(str(exc))}"}
@@ -169,28 +182,6 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
         log.exception("answering %r failed", question[:80])
         chat[-1] = {"role": "assistant", "content": FAILED.format(name=exc.__class__.__name__)}
         yield list(chat), done
-
-
-def in_turn(gate: FairGate, message: str, chat: list[dict], turns: list[Turn],
-            run: Callable[[], Iterator[tuple[list[dict], list[Turn]]]],
-            should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
-    """Run one turn (`run()`) when the gate gives it a slot; meanwhile show its place in the queue."""
-    ticket = gate.enter()
-    question = render.esc((message or "").strip()[:QUESTION_PREVIEW_CHARS])
-    if ticket is None:
-        yield chat + [{"role": "user", "content": question},
-                      {"role": "assistant", "content": BUSY.format(waiting=gate.load()[1])}], turns
-        return
-    try:
-        while not ticket.wait(0.5):
-            if should_stop():  # Stop while waiting: leave the queue
-                yield chat, turns
-                return
-            yield chat + [{"role": "user", "content": question},
-                          {"role": "assistant", "content": WAITING.format(ahead=ticket.ahead() + 1)}], turns
-        yield from run()
-    finally:
-        ticket.release()
 
 
 def is_loopback(host: str) -> bool:
@@ -277,8 +268,6 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
         stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
-        gate = FairGate(pipeline.settings.ui.answer_slots, pipeline.settings.ui.max_waiting)
-
         def handler(message, chat, state, status_value, area_value, k_value, keywords_value="", scope_value=None,
                     pinned_value=(), only_pinned=False, request: gr.Request = None):
             flag = stop_requests.setdefault(request.session_hash or "", threading.Event())
@@ -289,13 +278,10 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
             question = message or ""
             chat, state = chat or [], state or []
 
-            def run(chat=chat, state=state):  # the turn as it was asked, whatever the queue showed meanwhile
-                return respond(pipeline, question, chat, state, filters, k_asked, pins, should_stop=flag.is_set)
-
             # The box is emptied as the turn starts, never after it: a next question typed while this
             # answer finishes must not be wiped.
             box_value = ""
-            for chat, state in in_turn(gate, question, chat, state, run, should_stop=flag.is_set):
+            for chat, state in respond(pipeline, question, chat, state, filters, k_asked, pins, should_stop=flag.is_set):
                 yield chat, state, gr.skip(), box_value
                 box_value = gr.skip()
             yield chat, state, explore.refresh_map(state, scope_value), box_value  # the answer's papers light up
@@ -313,8 +299,10 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
 
         inputs = [box, chatbot, turns, status, area, k, keywords, explore.scope, explore.pinned, explore.only_pinned]
         events = [
-            # The gate queues and admits answers itself (showing each user their place), so Gradio runs
-            # every waiting handler and leaves the limit to it.
+            # Gradio runs every handler at once: sources, quotes, tables and counts need no model and are served
+            # to everyone without waiting; the pipeline queues only the model's part (rag.models.slots), showing
+            # each user their place. Gradio's own queue (a concurrency limit on this event) would hold the whole
+            # turn, sources included, behind every answer in front of it (benchmarks/README.md, "Load").
             send.click(handler, inputs, [chatbot, turns, explore.plot, box], api_name="ask", concurrency_limit=None),
             box.submit(handler, inputs, [chatbot, turns, explore.plot, box], api_visibility="private",
                        concurrency_limit=None),

@@ -15,8 +15,7 @@ from rag.pipeline import Answer, Paper, Source
 
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _MD_SPECIAL = re.compile(r"([\[\]\(\)`*_\\])")
-# Shown until the first token: a local model on a laptop CPU reads the papers for ~20 s before it writes.
-WAITING = "_Writing the answer... (a local model needs about 20 s to read the papers first; the papers are listed below)_"
+SEARCHING = "_Reading the papers..._"
 
 
 @dataclass
@@ -83,9 +82,13 @@ def searched_line(searched: str) -> str:
     return f"<sub>Searched for: {esc_inline(searched)}</sub>\n\n" if searched else ""
 
 
-def streaming_message(turn: int, sources: Sequence[Source], text: str, searched: str = "") -> str:
+def streaming_message(turn: int, sources: Sequence[Source], lead: str, text: str, status: str = "",
+                      searched: str = "") -> str:
+    """The answer while it is written: what code built (`lead`), the model's text so far, a status line (the
+    queue, or the estimate of the model's reading time), then the papers."""
     valid = {s.n for s in sources}
-    body = linkify(text, turn, valid) if text else WAITING
+    parts = [linkify(p, turn, valid) for p in (lead, text) if p] + ([status] if status else [])
+    body = "\n\n".join(parts) or SEARCHING
     return f"{body}\n\n---\n{searched_line(searched)}{sources_block(turn, sources)}"
 
 

@@ -3,7 +3,7 @@ code then cleans its citations and checks every sentence against what it cites (
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -12,6 +12,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from rag.answer.citations import CitationFilter, to_citation
 from rag.answer.compare import Comparison
 from rag.answer.coverage import Coverage
+from rag.answer.extract import Extract
 from rag.answer.support import attribute_uncited, check_sentences, drop_extra_citations, echoes
 from rag.answer.types import Answer
 from rag.errors import ModelError
@@ -143,38 +144,41 @@ def _model_error(exc: Exception) -> ModelError:
                       "check the model server's log.")
 
 
-def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel | None,
-                  history: Sequence[HistoryItem] = (), cover: Coverage | None = None,
-                  comparison: Comparison | None = None) -> Iterator[str | Answer]:
-    """Yield clean answer text as it is written, then the final `Answer` (always last).
+def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = None) -> Answer:
+    """The plain "not covered" answer decided in code (no sources, or the coverage check said no)."""
+    if not sources or cover is None:
+        text = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
+    else:
+        text = refusal_text(intent, sources, cover)
+    return Answer(intent.question, text, list(sources), refusal="code", kind=intent.kind.value)
 
-    When `cover` says the sources cannot answer, the model is not called: the answer says so and
-    names the closest papers. A `comparison` (rag.answer.compare) opens the answer with its table, and the
-    model then contrasts just those papers. Every sentence the model writes is checked against what it cites."""
+
+def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> list[BaseMessage]:
+    return ANSWER_PROMPT.format_messages(**prompt_inputs(intent, sources, history))
+
+
+def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel, history: Sequence[HistoryItem] = (),
+                  lead: str = "", extract: Extract | None = None, comparison: Comparison | None = None,
+                  first_token: Callable[[], None] = lambda: None) -> Iterator[str | Answer]:
+    """Yield the model's clean answer text as it is written, then the final `Answer` (always last).
+
+    `lead` is what was already shown above the model's text (the quoted sentences of `extract`, or the table
+    of a `comparison`, whose papers are then the only ones the model reads); the final answer's text is the
+    lead and the model's prose. `first_token` is called when the model's first text arrives. Every sentence
+    the model writes is checked against what it cites."""
     sources = list(sources)
     question, kind = intent.question, intent.kind.value
-    if not sources:
-        text = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
-        yield text
-        yield Answer(question, text, sources, refusal="code", kind=kind)
-        return
-    if cover is not None and not cover.answerable:
-        text = refusal_text(intent, sources, cover)
-        yield text
-        yield Answer(question, text, sources, refusal="code", kind=kind)
-        return
     # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
     # RunnableSequence stream drains it to the end (measured: 16 s), while closing `llm.stream` closes
     # the HTTP response at once, so the model server cancels generation when the user presses Stop.
     shown = list(comparison.papers) if comparison else sources
-    messages = ANSWER_PROMPT.format_messages(**prompt_inputs(intent, shown, history))
+    messages = prompt_messages(intent, shown, history)
     citations = CitationFilter(shown)
-    table = comparison.markdown() + "\n\n" if comparison else ""
-    if table:
-        yield table
     parts: list[str] = []
     try:
         for chunk in llm.stream(messages):
+            if not parts:
+                first_token()
             clean = citations.feed(str(chunk.text))
             if clean:
                 parts.append(clean)
@@ -197,26 +201,29 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel 
     cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
                                         key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
-    refusal = ""
-    # "do not cover" next to cited claims is a caveat, not a refusal: only an answer citing nothing is one
-    if not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
-        refusal = "model"
+    if recited or not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
+        # the model found nothing (an uncited "do not cover"; a caveat next to cited claims is no refusal):
+        # its words stand alone, with the closest papers, and nothing quoted above them is kept
         closest = "\n\n" + (CLOSEST_ZH if intent.chinese else CLOSEST_EN).format(titles=closest_titles(sources))
-        prose += closest
-        yield closest
-    cited = [to_citation(by_n[n]) for n in cited_n]
-    if comparison:  # the table cites every compared paper
-        cited = [to_citation(s) for s in comparison.papers] + [c for c in cited if c.n not in {s.n for s in comparison.papers}]
-    yield Answer(question, table + prose, sources, cited, citations.dropped,
-                 sentences=check_sentences(prose, shown, attributed), refusal=refusal, comparison=comparison,
-                 kind=kind, unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
+        if not recited:
+            prose += closest
+            yield closest
+        yield Answer(question, prose, sources, [], citations.dropped, refusal="model", kind=kind)
+        return
+    lead_n = list(extract.cited) if extract else [s.n for s in comparison.papers] if comparison else []
+    cited = [to_citation(by_n.get(n) or next(s for s in sources if s.n == n))
+             for n in dict.fromkeys([*lead_n, *cited_n])]
+    text = f"{lead}\n\n{prose}" if lead else prose
+    yield Answer(question, text, sources, cited, citations.dropped,
+                 sentences=check_sentences(prose, shown, attributed), comparison=comparison, extract=extract,
+                 lead=lead, kind=kind, unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
 
 
 def answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel, history: Sequence[HistoryItem] = (),
-           cover: Coverage | None = None, comparison: Comparison | None = None) -> Answer:
+           lead: str = "", extract: Extract | None = None, comparison: Comparison | None = None) -> Answer:
     """The whole answer at once."""
     result = None
-    for item in stream_answer(intent, sources, llm, history, cover, comparison):
+    for item in stream_answer(intent, sources, llm, history, lead, extract, comparison):
         result = item
     assert isinstance(result, Answer)
     return result

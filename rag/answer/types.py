@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from rag.answer.citations import Citation, clean_citations
 from rag.answer.compare import Comparison
+from rag.answer.extract import Extract
 from rag.answer.support import SentenceCheck
 from rag.retrieve.search import Source
 
@@ -19,23 +20,25 @@ class Answer:
     dropped: list[str] = field(default_factory=list)
     sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
     refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.coverage) or "model"
-    comparison: Comparison | None = None  # the table of a comparison answer (its Markdown opens `text`)
+    comparison: Comparison | None = None  # the table of a comparison answer (its Markdown is the `lead`)
+    extract: Extract | None = None  # the abstract sentences quoted before the model wrote (they are the `lead`)
+    lead: str = ""  # what opens `text` and was built in code: the quotes, or a comparison's table
     kind: str = "lookup"  # the routed kind (rag.question.router.Kind): lookup, compare, review, aggregate
     unsupported_citations: list[int] = field(default_factory=list)  # [n] taken out of sentences n does not
     # support, next to sources that do (rag.answer.support.drop_extra_citations)
 
     @classmethod
-    def partial(cls, question: str, text: str, sources: list[Source], kind: str = "lookup") -> "Answer":
-        """What was written before the user pressed Stop, its citations cleaned like a finished answer's."""
-        clean, cited, dropped = clean_citations(text, sources)
-        return cls(question, clean, sources, cited, dropped, kind=kind)
+    def partial(cls, question: str, lead: str, text: str, sources: list[Source], kind: str = "lookup") -> "Answer":
+        """What was shown before the user pressed Stop (the lead built in code, the model's text so far), its
+        citations cleaned like a finished answer's."""
+        whole = f"{lead}\n\n{text}".strip() if lead else text
+        clean, cited, dropped = clean_citations(whole, sources)
+        return cls(question, clean, sources, cited, dropped, kind=kind, lead=lead if clean.startswith(lead) else "")
 
     @property
     def prose(self) -> str:
-        """The answer without its comparison table: what the model wrote (or the refusal)."""
-        if not self.comparison:
-            return self.text
-        return "\n".join(line for line in self.text.splitlines() if not line.startswith("|")).strip()
+        """The answer without its lead (quotes or table): what the model wrote, or the refusal."""
+        return self.text[len(self.lead):].strip() if self.lead and self.text.startswith(self.lead) else self.text
 
     @property
     def refused(self) -> bool:
@@ -58,6 +61,7 @@ class Answer:
             "refused": self.refused,
             "sentences": [c.to_json() for c in self.sentences],
             "comparison": self.comparison.to_json() if self.comparison else None,
+            "quoted": [{"n": q.n, "sentence": q.sentence} for q in self.extract.quotes] if self.extract else [],
             "counted": self.counted,
             "removed_citations": self.unsupported_citations,
         }

@@ -2,7 +2,8 @@
 
 BM25 (the lexical twin) and the vectors are searched under the same filters and fused by reciprocal rank;
 several queries (a rewritten follow-up and the message itself) are searched alike and fused; the chunks are
-then grouped per paper, best first, and each paper keeps its best passages up to a token budget.
+then grouped per paper, best first, and each paper keeps the sentences of its abstract that best match the
+query, up to a token budget (rag.retrieve.passages): what the model will read.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import tiktoken
 from langchain_core.documents import Document
 
 from rag.corpus.papers import Paper
-from rag.index.chunking import body_of
 from rag.index.store import PaperIndex
 from rag.retrieve.filters import Filters
+from rag.retrieve.passages import Terms, focus
 from rag.settings import RetrievalSettings
-from rag.text import openreview_url
+from rag.text import language, openreview_url
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,6 @@ class Source:
     @property
     def text(self) -> str:
         return " ... ".join(self.passages)
-
-
-def _truncate(text: str, max_tokens: int, encoding: tiktoken.Encoding) -> str:
-    tokens = encoding.encode(text, disallowed_special=())
-    return text if len(tokens) <= max_tokens else encoding.decode(tokens[:max_tokens]) + " ..."
 
 
 def fuse(ranked_lists: Sequence[tuple[float, list[Document]]], rrf_k: int) -> list[tuple[Document, float]]:
@@ -74,40 +70,41 @@ def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, fi
     return fuse(lists, settings.rrf_k)
 
 
+def query_terms(index: PaperIndex, queries: Sequence[str]) -> Terms:
+    """The English queries' words, weighted by their rarity in this index."""
+    english = [q for q in queries if language(q) == "en"]
+    return Terms.of(english, index.lexical.document_frequency, index.lexical.count())
+
+
 def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: RetrievalSettings,
-             filters: Filters | None = None, k: int | None = None) -> list[Source]:
-    """Search chunks, keep each paper's best chunks (in rank order), return the top k papers.
-    Several queries are searched alike and fused."""
+             filters: Filters | None = None, k: int | None = None, terms: Terms | None = None) -> list[Source]:
+    """Search chunks, rank papers by their best chunk, return the top k papers, each with the sentences of its
+    abstract that best match `terms` (the queries' own words unless given). Several queries are searched alike
+    and fused."""
     k = k or settings.k
     queries = [queries] if isinstance(queries, str) else list(queries)
     fetch_k = max(settings.fetch_k, k)
     runs = [search_chunks(index, q, settings, filters or Filters(), fetch_k) for q in queries]
     hits = runs[0] if len(runs) == 1 else fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
-    best: dict[str, tuple[float, list[str]]] = {}
+    best: dict[str, float] = {}
     for doc, score in hits:  # hits arrive best first
         pid = doc.metadata["paper_id"]
         if pid not in best:
+            best[pid] = score
             if len(best) == k:
-                continue
-            best[pid] = (score, [])
-        best[pid][1].append(body_of(doc))
+                break
     records = index.get_papers(list(best))
+    terms = terms if terms is not None else query_terms(index, queries)
     encoding = tiktoken.get_encoding(index.settings.chunking.encoding)
-    sources = []
-    for pid, (score, passages) in best.items():
-        if pid not in records:  # in the BM25 twin but gone from Chroma (a prune cut short); skip it
-            continue
-        budget, kept = settings.max_source_tokens, []
-        for passage in passages:
-            used = len(encoding.encode(passage, disallowed_special=()))
-            if kept and used > budget:
-                break
-            kept.append(_truncate(passage, budget, encoding))
-            budget -= used
-            if budget <= 0:
-                break
-        sources.append(Source(n=len(sources) + 1, paper=records[pid], score=score, passages=tuple(kept)))
-    return sources
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    # a paper in the BM25 twin but gone from Chroma (a prune cut short) is skipped
+    found = [(records[pid], score) for pid, score in best.items() if pid in records]
+    return [Source(n=i, paper=paper, score=score,
+                   passages=(focus(paper.abstract, terms, settings.max_source_tokens, count),))
+            for i, (paper, score) in enumerate(found, start=1)]
 
 
 def by_id(index: PaperIndex, paper_ids: Sequence[str]) -> list[Source]:

@@ -64,7 +64,14 @@ def test_no_sources_means_no_model_call():
         def _stream(self, *a, **k):
             raise AssertionError("the model must not be called")
 
-    result = answer(route("anything"), [], Exploding(messages=iter([])))
+    from rag.pipeline import build_pipeline
+    from rag.settings import Settings
+    from tests.fakes import WordHashEmbeddings
+
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=Exploding(messages=iter([])))
+    pipeline.ensure_ingested()
+    result = pipeline.ask("anything at all", filters=__import__("rag.retrieve.filters").retrieve.filters.Filters(
+        paper_ids=("NoSuchPaper",)))
     assert result.text == CANNOT_ANSWER and result.refused and result.citations == []
 
 

@@ -61,7 +61,8 @@ def test_a_comparison_answer_opens_with_the_table_and_shows_the_model_only_those
     question = "How does DroPE differ from LookaheadKV?"
     intent = route(question)
     assert intent.kind is Kind.COMPARE and intent.compare_count == 2
-    got = answer(intent, SOURCES, llm, comparison=build_comparison([question], SOURCES, intent.compare_count))
+    table = build_comparison([question], SOURCES, intent.compare_count)
+    got = answer(intent, SOURCES, llm, lead=table.markdown(), comparison=table)
     assert got.text.startswith("| paper | problem |") and got.text.endswith("predicts future attention [3].")
     assert [c.id for c in got.citations] == ["RlPVSeKjoc", "RVLMGPXt2i"]
     assert got.to_json()["comparison"]["papers"] == ["RlPVSeKjoc", "RVLMGPXt2i"]

@@ -3,8 +3,10 @@
 import threading
 import time
 
-from ui.app import BUSY, in_turn
 from rag.models.slots import FairGate
+from rag.pipeline import DoneEvent, QuoteEvent, SourcesEvent, TokenEvent, WaitEvent, build_pipeline
+from rag.settings import Settings
+from tests.fakes import WordHashEmbeddings, fake_chat
 
 
 def test_slots_are_given_in_arrival_order_and_a_full_queue_says_so():
@@ -47,36 +49,47 @@ def test_many_threads_are_served_one_at_a_time_in_order():
     assert order == list(range(8)) and peak[0] == 1
 
 
-def test_a_waiting_turn_shows_its_place_then_runs_and_frees_its_slot():
-    gate = FairGate(slots=1, max_waiting=4)
-    holder = gate.enter()
-    steps = []
+QUESTION = "Which papers drop positional embeddings to extend context?"
 
-    def run():
-        yield [{"role": "assistant", "content": "answered"}], ["turn"]
 
-    turn = in_turn(gate, "my question", [], [], run)
-    steps.append(next(turn))  # waiting: one ahead (the holder)
-    assert "1 question(s) ahead" in steps[0][0][-1]["content"] and steps[0][0][0]["content"] == "my question"
+def pipeline_with(slots=1, waiting=4, reply="DroPE drops positional embeddings [1]."):
+    p = build_pipeline(Settings(ui={"answer_slots": slots, "max_waiting": waiting}), embeddings=WordHashEmbeddings(),
+                       llm=fake_chat(reply))
+    p.ensure_ingested()
+    return p
+
+
+def test_sources_and_quotes_come_before_the_queue_then_the_turn_waits_its_place():
+    pipeline = pipeline_with()
+    holder = pipeline.slots.enter()  # another user's answer is being written
+    stream = pipeline.stream(QUESTION)
+    events = [next(stream) for _ in range(3)]
+    assert isinstance(events[0], SourcesEvent) and isinstance(events[1], QuoteEvent) and "[1]" in events[1].text
+    assert events[2] == WaitEvent(ahead=1)  # queued behind the holder, and told so
     holder.release()
-    steps.extend(turn)
-    assert steps[-1] == ([{"role": "assistant", "content": "answered"}], ["turn"])
-    assert gate.load() == (0, 0)
+    rest = list(stream)
+    assert isinstance(rest[-1], DoneEvent) and any(isinstance(e, TokenEvent) for e in rest)
+    assert pipeline.slots.load() == (0, 0)  # the slot was given back
 
 
-def test_a_full_gate_answers_busy_at_once_without_running():
-    gate = FairGate(slots=1, max_waiting=0)
-    holder = gate.enter()
-    ran = []
-    steps = list(in_turn(gate, "q", [], [], lambda: ran.append(1) or iter(())))
-    assert ran == [] and steps[-1][0][-1]["content"] == BUSY.format(waiting=0)
+def test_a_full_queue_answers_with_the_quotes_and_says_so_without_the_model():
+    pipeline = pipeline_with(waiting=0)
+    holder = pipeline.slots.enter()
+    events = list(pipeline.stream(QUESTION))
+    answer = events[-1].answer
+    assert not any(isinstance(e, TokenEvent) for e in events)
+    assert answer.text.startswith("From the abstracts:") and "PaperChat is busy" in answer.text
+    assert answer.citations and not answer.refused
     holder.release()
 
 
 def test_stop_while_waiting_leaves_the_queue():
-    gate = FairGate(slots=1, max_waiting=4)
-    holder = gate.enter()
-    steps = list(in_turn(gate, "q", [{"role": "user", "content": "old"}], [], lambda: iter(()), should_stop=lambda: True))
-    assert steps[-1] == ([{"role": "user", "content": "old"}], [])
-    assert gate.load() == (1, 0)
+    pipeline = pipeline_with()
+    holder = pipeline.slots.enter()
+    stream = pipeline.stream(QUESTION)
+    while not isinstance(next(stream), WaitEvent):
+        pass
+    assert pipeline.slots.load() == (1, 1)
+    stream.close()  # the user pressed Stop
+    assert pipeline.slots.load() == (1, 0)
     holder.release()

@@ -97,7 +97,9 @@ def test_stop_closes_the_stream_and_keeps_the_partial_answer():
             pressed["now"] = True
     final_chat, turns = steps[-1]
     assert "_Stopped._" in final_chat[-1]["content"]
-    assert turns[0].answer.text.startswith("DroPE drops positional") and len(turns[0].answer.text) < 200
+    stopped = turns[0].answer
+    assert stopped.text.startswith("From the abstracts:")  # the quotes shown before the model wrote are kept
+    assert stopped.prose.startswith("DroPE drops positional") and len(stopped.prose) < 200
     assert [c.id for c in turns[0].answer.citations] in ([], ["RlPVSeKjoc"])
 
 

@@ -34,7 +34,7 @@ def test_citations_become_links_to_this_turns_sources():
 def test_hostile_text_is_escaped_everywhere():
     md = render.final_message(0, answer(f"Model says {EVIL} [2].", [2]))
     panel = render.paper_panel(SOURCES[1])
-    for out in (md, panel, render.streaming_message(0, SOURCES, EVIL)):
+    for out in (md, panel, render.streaming_message(0, SOURCES, "", EVIL)):
         assert "<script" not in out and "<img" not in out
         assert "&lt;script&gt;" in out
     assert "javascript:" not in md and "javascript:" not in panel  # a bad url falls back to OpenReview

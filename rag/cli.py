@@ -65,7 +65,7 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
         return cmd_ingest_reviews(pipeline, args)
     t0 = time.monotonic()
     with progress_bar("ingest") as progress:
-        report, stats = pipeline.ingest_files(args.paths, progress=progress)
+        report, stats = pipeline.ingest_files(args.paths, progress=progress, notice=_notice)
     _print_load_report(report, stats, time.monotonic() - t0)
     if args.prune and report.skipped:
         # a paper on a skipped line (or past a truncation) is one the user meant to keep
@@ -78,11 +78,22 @@ def cmd_ingest(pipeline: Pipeline, args: argparse.Namespace) -> int:
     return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def _ensure_ingested(pipeline: Pipeline) -> None:
+    """On first start (an empty index), load the configured corpus and say what is happening (on stderr: `ask
+    --json` keeps stdout for the JSON alone)."""
+    if not pipeline.index.is_empty():
+        return
+    names = ", ".join(str(p) for p in pipeline.settings.corpus)
+    _notice(f"First start: loading {names} into the index (once; the next starts skip this). With its shipped "
+            "snapshot that takes about a minute; papers without one are embedded, which takes longer.")
     t0 = time.monotonic()
-    with progress_bar("first start: ingesting the shipped corpus") as progress:
-        first = pipeline.ensure_ingested(progress=progress)
-    if first:  # on stderr: `ask --json` keeps stdout for the JSON alone
+    with progress_bar("first start") as progress:
+        first = pipeline.ensure_ingested(progress=progress, notice=_notice)
+    if first:
         _print_load_report(*first, time.monotonic() - t0, out=sys.stderr)
 
 
@@ -100,6 +111,22 @@ def _build_topic_map(pipeline: Pipeline) -> None:
 def _filters(args: argparse.Namespace) -> Filters:
     return Filters(statuses=tuple(args.status or ()), primary_areas=tuple(args.area or ()),
                    keywords=tuple(args.keyword or ()))
+
+
+def cmd_snapshot(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    """Ingest a corpus file (embedding what is new or changed), then write its index snapshot next to it."""
+    t0 = time.monotonic()
+    with progress_bar("ingest") as progress:
+        report, stats = pipeline.ingest_files([args.corpus], progress=progress, notice=_notice)
+    _print_load_report(report, stats, time.monotonic() - t0)
+    if report.skipped:
+        print("not written: lines were skipped; fix them first, so the snapshot covers the whole file.", file=sys.stderr)
+        return EXIT_SKIPPED
+    path, changed = pipeline.snapshot(args.corpus)
+    size = path.stat().st_size / 1e6
+    print(f"{path}: {'written' if changed else 'already up to date, not rewritten'} ({size:.1f} MB; "
+          f"{pipeline.index.identity['embedding']}, chunks of {pipeline.index.identity['chunk_size']})")
+    return EXIT_OK
 
 
 def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
@@ -259,6 +286,13 @@ def make_parser() -> argparse.ArgumentParser:
     ask.add_argument("--keyword", action="append",
                      help="only papers that list this keyword, case-insensitive (repeatable: all must match)")
     ask.set_defaults(func=cmd_ask)
+
+    snap = sub.add_parser("snapshot", help="index snapshots (the vectors shipped next to a corpus file)")
+    snap_sub = snap.add_subparsers(dest="action", required=True)
+    build = snap_sub.add_parser("build", help="ingest a corpus file, then write <name>.index.npz next to it")
+    build.add_argument("corpus", nargs="?", default="corpus/iclr2026.jsonl.gz",
+                       help="the corpus file (default corpus/iclr2026.jsonl.gz)")
+    build.set_defaults(func=cmd_snapshot)
 
     serve = sub.add_parser("serve", help="start the web app")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1; any other needs "

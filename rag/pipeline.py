@@ -15,7 +15,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,11 +32,12 @@ from rag.answer.extract import Extract, quote
 from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
 from rag.answer.reviews import review_sources, reviewed_papers
 from rag.answer.types import Answer
-from rag.corpus.papers import LoadReport, Paper, load_corpus
-from rag.corpus.reviews import Review, ReviewStore
+from rag.corpus.papers import LoadReport, Paper, load_corpus, load_file
+from rag.corpus.reviews import Review, ReviewStore, load_scores, scores_path
 from rag.errors import EmptyIndexError, IndexError_, ModelError, PaperChatError
 from rag.explore.similar import SimilarResult, similar
 from rag.explore.topics import TopicMap, ensure_map
+from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
 from rag.models.local_llm import LocalModelServer
 from rag.models.slots import FairGate, Ticket
@@ -181,22 +182,65 @@ class Pipeline:
         self.close()
 
     # -- corpus and index ----------------------------------------------------------------------
-    def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats]:
-        report = load_corpus(paths)
-        stats = self.index.ingest(report.papers, progress=progress)
+    def ingest_files(self, paths: Iterable[str | Path], progress: ProgressFn | None = None,
+                     notice: Callable[[str], None] = lambda text: None) -> tuple[LoadReport, IngestStats]:
+        """Load corpus files into the index. A file's index snapshot (`corpus/<name>.index.npz`) gives the vectors
+        of its unchanged papers when it was made by this index's embedder and chunking; its review scores
+        (`corpus/<name>.scores.csv.gz`) go into the reviews store. `notice` hears what is happening."""
+        report, total, seen = LoadReport(), IngestStats(), set()
+        for path in paths:
+            before = len(report.papers)
+            load_file(path, report, seen)
+            papers = report.papers[before:]
+            snapshot = self._snapshot_for(path, papers, notice)
+            stats = self.index.ingest(papers, progress=progress, snapshot=snapshot)
+            for name in ("papers_new", "papers_changed", "papers_unchanged", "chunks_written", "chunks_from_snapshot"):
+                setattr(total, name, getattr(total, name) + getattr(stats, name))
+            scores = scores_path(path)
+            if scores.is_file():
+                self.review_store(create=True).add_scores(load_scores(scores))
         self._areas = self._papers = None
-        return report, stats
+        return report, total
+
+    def _snapshot_for(self, path: str | Path, papers: Sequence[Paper], notice: Callable[[str], None]) -> Snapshot | None:
+        """The corpus file's snapshot when it fits this index, saying what will happen either way."""
+        found = read_snapshot(snapshot_path(path))
+        if found is None:
+            return None
+        if found.identity != self.index.identity:
+            notice(f"{snapshot_path(path).name} was made with {found.identity['embedding']} (chunks of "
+                   f"{found.identity['chunk_size']}), not {self.index.identity['embedding']} (chunks of "
+                   f"{self.index.identity['chunk_size']}): every paper is embedded instead.")
+            return None
+        known = found.papers()
+        fresh = sum(known.get(p.id) != p.content_hash() for p in papers)
+        notice(f"{len(papers) - fresh:,} of {len(papers):,} papers load from {snapshot_path(path).name}"
+               + (f"; {fresh:,} new or changed ones are embedded." if fresh else "."))
+        return found
+
+    def snapshot(self, corpus: str | Path) -> tuple[Path, bool]:
+        """Write the snapshot of a corpus file's papers from this index (ingest the file first); returns its path
+        and whether anything changed."""
+        report = load_corpus([corpus])
+        indexed = self.index.paper_ids()
+        missing = [p.id for p in report.papers if p.id not in indexed]
+        if missing:
+            raise PaperChatError(f"{len(missing):,} papers of {corpus} are not in the index (e.g. {missing[0]}): "
+                                 f"run `paperchat ingest {corpus}` first.")
+        path = snapshot_path(corpus)
+        return path, write_snapshot(path, self.index.snapshot(p.id for p in report.papers))
 
     def prune(self, keep_ids) -> int:
         removed = self.index.prune(keep_ids)
         self._areas = self._papers = None
         return removed
 
-    def ensure_ingested(self, progress: ProgressFn | None = None) -> tuple[LoadReport, IngestStats] | None:
-        """On first start, ingest the configured corpus (the shipped seed papers by default)."""
+    def ensure_ingested(self, progress: ProgressFn | None = None,
+                        notice: Callable[[str], None] = lambda text: None) -> tuple[LoadReport, IngestStats] | None:
+        """On first start, ingest the configured corpus (ICLR 2026, from its snapshot, by default)."""
         if not self.index.is_empty():
             return None
-        return self.ingest_files(self.settings.corpus, progress=progress)
+        return self.ingest_files(self.settings.corpus, progress=progress, notice=notice)
 
     def review_store(self, create: bool = False) -> ReviewStore | None:
         """The reviews store, or None when no reviews were ever ingested (unless `create`)."""

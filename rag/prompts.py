@@ -39,13 +39,14 @@ REVIEW_INSTRUCTIONS_ZH = (
     "说明审稿人怎么说（“一位审稿人指出……”），不要把评审意见当作论文的事实。论文标题保留英文。"
     "每句话末尾用方括号写出它来自的评审编号，例如[1]。"
 )
-NO_REVIEWS_EN = ("No reviews are loaded for these papers, so this cannot be answered from reviews. Load them with "
+NO_REVIEWS_EN = ("The texts of these papers' official reviews are not loaded (the shipped corpus has their scores "
+                 "only), so this cannot be answered from reviews. Load them with "
                  "`paperchat ingest --reviews reviews.jsonl.gz` (the shape `paperchat fetch --with-reviews` writes). "
                  "Papers found: {titles}.")
 NO_REVIEW_SCORES = ("No reviews are loaded, so reviewers' ratings and scores cannot be computed. Load them with "
                     "`paperchat ingest --reviews reviews.jsonl.gz` (the shape `paperchat fetch --with-reviews` writes), "
                     "then ask again.")
-NO_REVIEWS_ZH = ("这些论文没有加载评审意见，无法根据评审回答。请用 `paperchat ingest --reviews reviews.jsonl.gz` 加载。"
+NO_REVIEWS_ZH = ("这些论文的评审意见正文没有加载（随附的语料只有评分），无法根据评审回答。请用 `paperchat ingest --reviews reviews.jsonl.gz` 加载。"
                  "找到的论文：{titles}。")
 
 ANSWER_TEMPLATE = """Sources:

@@ -15,8 +15,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import ConfigError
 
-# The seed corpus that ships with the repository (used on first start of the app).
-SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "iclr2026_seed.jsonl"
+# The corpus that ships with the repository: all of ICLR 2026 (with its index snapshot and review scores),
+# ingested on first start; and the 19 seed papers, a small corpus for tests and quick trials.
+SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "iclr2026.jsonl.gz"
+SEED_CORPUS = SHIPPED_CORPUS.with_name("iclr2026_seed.jsonl")
 
 
 class _Group(BaseModel):
@@ -197,7 +199,8 @@ class Settings(BaseSettings):
     )
     corpus: list[Path] = Field(
         default_factory=lambda: [SHIPPED_CORPUS],
-        description="Corpus files ingested on first start of the app when the index is empty.",
+        description="Corpus files ingested on first start when the index is empty (default: all 19,630 ICLR 2026 "
+        "submissions, loaded from their shipped index snapshot; corpus/iclr2026_seed.jsonl is a 19-paper one).",
     )
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The chat model.")
     embedded_llm: EmbeddedLLMSettings = Field(

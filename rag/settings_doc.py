@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -24,9 +25,9 @@ def _show(value) -> str:
     if value is None:
         return ""
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    if value == SHIPPED_CORPUS:
-        return "corpus/iclr2026_seed.jsonl"
+        return ",".join(_show(v) for v in value)
+    if isinstance(value, Path) and value.is_relative_to(SHIPPED_CORPUS.parent.parent):
+        return str(value.relative_to(SHIPPED_CORPUS.parent.parent))
     return str(value)
 
 
@@ -38,7 +39,7 @@ def env_example() -> str:
         if env == "PAPERCHAT_DATA_DIR":
             default = "~/.paperchat"
         if env == "PAPERCHAT_CORPUS":
-            default = '["corpus/iclr2026_seed.jsonl"]'
+            default = '["corpus/iclr2026.jsonl.gz"]'
         lines += [f"# {description}", f"# {env}={_show(default)}", ""]
     return "\n".join(lines)
 

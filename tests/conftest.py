@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ def _isolated_settings(tmp_path, monkeypatch):
         if key.startswith("PAPERCHAT_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(tmp_path / "data"))
+    # the 19 seed papers, not the whole conference (the default): a test that wants the default says so
+    monkeypatch.setenv("PAPERCHAT_CORPUS", json.dumps([str(REPO / "corpus" / "iclr2026_seed.jsonl")]))
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
 

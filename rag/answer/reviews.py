@@ -77,6 +77,8 @@ def review_sources(store: ReviewStore | None, intent: Intent, papers: Sequence[S
         for review in by_paper[source.paper.id]:
             text = "\n".join(f"{f.capitalize()}: {getattr(review, f)}" for f in intent.review_fields
                              if getattr(review, f))
+            if not text:  # its scores only (the shipped corpus): nothing a reviewer said to quote
+                continue
             found.append(Source(len(found) + 1, source.paper, source.score, (text[:chars],),
                                 review_id=review.review_id, review_scores=review.scores()))
             if len(found) == MAX_REVIEW_SOURCES:

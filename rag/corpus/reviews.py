@@ -91,6 +91,33 @@ def load_reviews(paths: Iterable[str | Path]) -> tuple[list[Review], LoadReport]
     return reviews, report
 
 
+SCORES_SUFFIX = ".scores.csv.gz"
+
+
+def scores_path(corpus: str | Path) -> Path:
+    """Where a corpus file's review scores live: corpus/iclr2026.jsonl.gz -> corpus/iclr2026.scores.csv.gz."""
+    path = Path(corpus)
+    return path.with_name(path.name.split(".")[0] + SCORES_SUFFIX)
+
+
+def load_scores(path: str | Path) -> list[Review]:
+    """Reviews' scores (no text) from a CSV of paper_id, review_id and the score columns (the shipped
+    corpus/iclr2026.scores.csv.gz); a bad row raises CorpusError naming its line."""
+    import csv
+    import gzip
+
+    path = Path(path)
+    found: list[Review] = []
+    with (gzip.open(path, "rt", encoding="utf-8", newline="") if path.suffix == ".gz"
+          else path.open(encoding="utf-8", newline="")) as f:
+        for lineno, row in enumerate(csv.DictReader(f), start=2):
+            try:
+                found.append(Review(row["paper_id"], row["review_id"], **{s: _score(row.get(s)) for s in SCORES}))
+            except (KeyError, ValueError) as exc:
+                raise CorpusError(f"{path}:{lineno}: not a review scores row ({exc}).") from exc
+    return found
+
+
 class ReviewStore:
     """Reviews in SQLite under the data dir; one row per (paper id, review id)."""
 
@@ -107,6 +134,17 @@ class ReviewStore:
         before = self.count()
         names = ["paper_id", "review_id", *SCORES, *TEXTS]
         self.db.executemany(f"INSERT OR REPLACE INTO reviews ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                            [tuple(getattr(r, n) for n in names) for r in reviews])
+        self.db.commit()
+        return self.count() - before
+
+    def add_scores(self, reviews: Sequence[Review]) -> int:
+        """Insert reviews' scores, keeping any text already stored for them; returns how many rows are new."""
+        before = self.count()
+        names = ["paper_id", "review_id", *SCORES]
+        updates = ", ".join(f"{name} = excluded.{name}" for name in SCORES)
+        self.db.executemany(f"INSERT INTO reviews ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+                            f"ON CONFLICT (paper_id, review_id) DO UPDATE SET {updates}",
                             [tuple(getattr(r, n) for n in names) for r in reviews])
         self.db.commit()
         return self.count() - before

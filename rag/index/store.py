@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import chromadb
+import numpy as np
 from chromadb.config import Settings as ChromaClientSettings
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -22,12 +23,14 @@ from rag.corpus.papers import Paper
 from rag.errors import IndexError_
 from rag.index.chunking import chunk_paper, chunk_text, make_splitter, paper_from_metadata
 from rag.index.lexical import LexicalIndex
+from rag.index.snapshot import Snapshot
 from rag.models.embeddings import embedding_identity
 from rag.retrieve.filters import Filters
 from rag.settings import ChromaSettings, Settings
 
 INDEX_SCHEMA = 2  # 2: keyword_list array metadata; bump when the chunk layout or metadata changes meaning
 READ_PAGE = 5_000  # ids per read when listing the whole collection
+SNAPSHOT_BATCH = 2_000  # papers per write when their vectors come from a snapshot
 DELETE_BATCH = 1_000  # below Chroma's max batch size in every mode
 
 
@@ -71,11 +74,13 @@ class IngestStats:
     papers_new: int = 0
     papers_changed: int = 0
     papers_unchanged: int = 0
-    chunks_written: int = 0
+    chunks_written: int = 0  # embedded here
+    chunks_from_snapshot: int = 0  # written with their snapshot's vectors, not embedded
 
     def __str__(self) -> str:
+        loaded = f", {self.chunks_from_snapshot} loaded from the snapshot" if self.chunks_from_snapshot else ""
         return (f"{self.papers_new} new, {self.papers_changed} changed, {self.papers_unchanged} unchanged papers; "
-                f"{self.chunks_written} chunks embedded")
+                f"{self.chunks_written} chunks embedded{loaded}")
 
 
 ProgressFn = Callable[[int, int], None]  # (papers done, papers total)
@@ -160,9 +165,14 @@ class PaperIndex:
             self.lexical.delete(part)
             self.collection.delete(ids=part)
 
-    def ingest(self, papers: Iterable[Paper], batch_papers: int = 64, progress: ProgressFn | None = None) -> IngestStats:
-        """Embed and store papers; unchanged papers are skipped, changed ones replaced whole."""
+    def ingest(self, papers: Iterable[Paper], batch_papers: int = 64, progress: ProgressFn | None = None,
+               snapshot: Snapshot | None = None) -> IngestStats:
+        """Embed and store papers; unchanged papers are skipped, changed ones replaced whole. A chunk whose
+        vector the `snapshot` holds for the same paper content is stored with it instead of embedded (the
+        caller checks the snapshot's identity)."""
         papers = list(papers)
+        if snapshot is not None:  # loading vectors is fast: bigger batches, fewer round trips
+            batch_papers = max(batch_papers, SNAPSHOT_BATCH)
         splitter = make_splitter(self.settings.chunking)
         stats = IngestStats()
         for start in range(0, len(papers), batch_papers):
@@ -184,10 +194,16 @@ class PaperIndex:
                     stats.papers_new += 1
                 to_write.extend(chunks)
             self.delete_chunks(stale)
+            known = [(d, snapshot.vector(d.id, d.metadata["content_hash"])) for d in to_write] if snapshot else []
+            loaded = [(d, v) for d, v in known if v is not None]
+            if loaded:
+                self.write([d for d, _ in loaded], [v for _, v in loaded])
+                stats.chunks_from_snapshot += len(loaded)
+            fresh = [d for d, v in known if v is None] if snapshot else to_write
             step = self.settings.embedding.batch_size
-            for i in range(0, len(to_write), step):
-                self.write(to_write[i:i + step])
-            stats.chunks_written += len(to_write)
+            for i in range(0, len(fresh), step):
+                self.write(fresh[i:i + step])
+            stats.chunks_written += len(fresh)
             if progress:
                 progress(min(start + batch_papers, len(papers)), len(papers))
         return stats
@@ -268,6 +284,14 @@ class PaperIndex:
     def all_papers(self) -> list[Paper]:
         """Every indexed paper's record, read in pages."""
         return [paper_from_metadata(c.metadata) for c in self.chunks(first_only=True)]
+
+    def snapshot(self, paper_ids: Iterable[str]) -> Snapshot:
+        """The stored vectors of these papers' chunks, with this index's identity (`paperchat snapshot build`)."""
+        wanted = set(paper_ids)
+        rows = sorted((c.id, c.metadata.get("content_hash", ""), c.vector) for c in self.chunks(vectors=True)
+                      if c.metadata["paper_id"] in wanted)
+        vectors = np.asarray([v for _, _, v in rows], dtype=np.float32).reshape(len(rows), -1)
+        return Snapshot(self.identity, [cid for cid, _, _ in rows], [h for _, h, _ in rows], vectors.astype(np.float16))
 
     def primary_areas(self) -> list[str]:
         """The primary areas present in the index."""

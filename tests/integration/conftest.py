@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from rag.settings import SHIPPED_CORPUS
+from rag.settings import SEED_CORPUS
 from tests.integration.appserver import HOSTILE, chromium, running_app
 
 
@@ -21,7 +21,7 @@ def app_url(app_root):
     hostile = app_root / "hostile.jsonl"
     hostile.write_text(json.dumps(HOSTILE) + "\n")
     env = dict(os.environ, PAPERCHAT_DATA_DIR=str(app_root / "data"),
-               PAPERCHAT_CORPUS=json.dumps([str(SHIPPED_CORPUS), str(hostile)]))
+               PAPERCHAT_CORPUS=json.dumps([str(SEED_CORPUS), str(hostile)]))
     env = {k: v for k, v in env.items() if k != "OPENAI_API_KEY"}
     with running_app(env, app_root / "app.log") as url:
         yield url

@@ -14,7 +14,7 @@ from rag.corpus.papers import load_file
 from rag.errors import IndexError_
 from rag.index.store import make_client
 from rag.offline import prime_tiktoken
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.conftest import NETGUARD, REPO
 from tests.integration.appserver import free_port, serving
 from tests.unit.index.index_checks import CHECKS, Store
@@ -64,7 +64,7 @@ def store(request):
                   "collection_prefix": f"test-{uuid.uuid4().hex[:8]}"}
     settings = Settings(chunking={"size": 96, "overlap": 16}, chroma=chroma)
     prime_tiktoken(settings.cache_dir / "tiktoken")
-    return Store(settings, load_file(SHIPPED_CORPUS).papers)
+    return Store(settings, load_file(SEED_CORPUS).papers)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))
@@ -83,7 +83,7 @@ def test_an_unreachable_server_is_one_clear_error(guarded_env):
     with pytest.raises(IndexError_, match=rf"Cannot reach the Chroma server at 127\.0\.0\.1:{port}.*chroma run"):
         make_client(Settings(chroma={"mode": "http", "port": port}))
     env = dict(guarded_env, PAPERCHAT_CHROMA__MODE="http", PAPERCHAT_CHROMA__PORT=str(port))
-    done = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", str(SHIPPED_CORPUS)], env=env,
+    done = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", str(SEED_CORPUS)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert done.stderr.startswith(f"paperchat: error: Cannot reach the Chroma server at 127.0.0.1:{port}")

@@ -19,7 +19,7 @@ import pytest
 from rag.corpus.papers import load_file
 from rag.index.store import PaperIndex, make_client
 from rag.offline import prepare_offline
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings
 from tests.unit.index.index_checks import assert_complete
 
@@ -47,13 +47,13 @@ def clean_ingest(data_dir) -> dict:
     settings = Settings(data_dir=data_dir)
     prepare_offline(settings.cache_dir)
     index = PaperIndex(make_client(settings), WordHashEmbeddings(), settings)
-    index.ingest(load_file(SHIPPED_CORPUS).papers)
+    index.ingest(load_file(SEED_CORPUS).papers)
     got = index.collection.get(include=["documents", "metadatas"])
     return {i: (d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
 
 def ingest_cmd():
-    return [sys.executable, "-m", "rag.cli", "ingest", str(SHIPPED_CORPUS)]
+    return [sys.executable, "-m", "rag.cli", "ingest", str(SEED_CORPUS)]
 
 
 def test_a_killed_ingest_resumes_to_exactly_a_clean_ingest(tmp_path, guarded_env):

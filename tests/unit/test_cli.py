@@ -4,7 +4,7 @@ import pytest
 
 from rag.cli import EXIT_ERROR, EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings, fake_chat
 
 
@@ -16,7 +16,7 @@ def factory():
 
 
 def test_ingest_then_ask_json(factory, capsys):
-    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    assert main(["ingest", str(SEED_CORPUS)], pipeline_factory=factory) == EXIT_OK
     assert "19 new" in capsys.readouterr().out
     assert main(["ask", "--json", "Dropping positional embedding extends context of pretrained LLMs?"], pipeline_factory=factory) == EXIT_OK
     out = json.loads(capsys.readouterr().out)
@@ -37,7 +37,7 @@ def test_ask_prints_answer_then_numbered_references(factory, capsys):
 
 def test_ingest_with_bad_lines_exits_1_and_names_them(factory, tmp_path, capsys):
     path = tmp_path / "c.jsonl"
-    path.write_text(SHIPPED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
+    path.write_text(SEED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
     assert main(["ingest", str(path)], pipeline_factory=factory) == EXIT_SKIPPED
     captured = capsys.readouterr()
     assert f"{path}:2: skipped: malformed JSON" in captured.err
@@ -51,9 +51,9 @@ def test_errors_are_one_line_not_a_traceback(factory, tmp_path, capsys):
 
 
 def test_ingest_prune_deletes_papers_not_in_the_files(factory, tmp_path, capsys):
-    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    assert main(["ingest", str(SEED_CORPUS)], pipeline_factory=factory) == EXIT_OK
     subset = tmp_path / "subset.jsonl"
-    subset.write_text("\n".join(SHIPPED_CORPUS.read_text().splitlines()[:5]) + "\n")
+    subset.write_text("\n".join(SEED_CORPUS.read_text().splitlines()[:5]) + "\n")
     capsys.readouterr()
     assert main(["ingest", "--prune", str(subset)], pipeline_factory=factory) == EXIT_OK
     out = capsys.readouterr().out
@@ -63,9 +63,9 @@ def test_ingest_prune_deletes_papers_not_in_the_files(factory, tmp_path, capsys)
 
 
 def test_ingest_prune_refuses_when_lines_were_skipped(factory, tmp_path, capsys):
-    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=factory) == EXIT_OK
+    assert main(["ingest", str(SEED_CORPUS)], pipeline_factory=factory) == EXIT_OK
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(SHIPPED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
+    broken.write_text(SEED_CORPUS.read_text().splitlines()[0] + "\n{broken\n")
     capsys.readouterr()
     assert main(["ingest", "--prune", str(broken)], pipeline_factory=factory) == EXIT_SKIPPED
     captured = capsys.readouterr()
@@ -78,7 +78,7 @@ def test_eval_prints_json_figures(factory, tmp_path, capsys):
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],
                                      "question": "Dropping positional embedding extends context of pretrained LLMs?"}) + "\n")
-    assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--retrieval-only", "--json"],
+    assert main(["eval", str(questions), "--corpus", str(SEED_CORPUS), "--retrieval-only", "--json"],
                 pipeline_factory=factory) == EXIT_OK
     report = json.loads(capsys.readouterr().out)
     assert set(report) >= {"lookup", "compare", "followup", "filtered", "unanswerable"}
@@ -93,7 +93,7 @@ def test_eval_can_run_one_kind_or_language(factory, tmp_path, capsys):
              {"qid": "U1", "kind": "unanswerable", "lang": "en", "gold": [], "question": "Beekeeping with audio?"}]
     questions.write_text("".join(json.dumps(q) + "\n" for q in lines))
     for flags, lookups, unanswerable in ((["--lang", "en"], 1, 1), (["--kind", "unanswerable"], 0, 1)):
-        assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--retrieval-only", "--json", *flags],
+        assert main(["eval", str(questions), "--corpus", str(SEED_CORPUS), "--retrieval-only", "--json", *flags],
                     pipeline_factory=factory) == EXIT_OK
         report = json.loads(capsys.readouterr().out)
         assert report["lookup"].get("n", 0) == lookups and report["unanswerable"].get("n", 0) == unanswerable
@@ -104,7 +104,7 @@ def test_eval_with_answers_writes_each_answer_row(factory, tmp_path, capsys):
     questions.write_text(json.dumps({"qid": "L1", "kind": "lookup", "lang": "en", "gold": ["RlPVSeKjoc"],
                                      "question": "Dropping positional embedding extends context of pretrained LLMs?"}) + "\n")
     rows = tmp_path / "rows.jsonl"
-    assert main(["eval", str(questions), "--corpus", str(SHIPPED_CORPUS), "--json", "--rows", str(rows)],
+    assert main(["eval", str(questions), "--corpus", str(SEED_CORPUS), "--json", "--rows", str(rows)],
                 pipeline_factory=factory) == EXIT_OK
     report = json.loads(capsys.readouterr().out)
     assert report["lookup"]["answer_cites_gold"] == 1.0 and report["lookup"]["answer_cited_not_retrieved"] == 0

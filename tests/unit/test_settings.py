@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from rag.errors import ConfigError
-from rag.settings import SHIPPED_CORPUS, Settings, load_settings
+from rag.settings import SEED_CORPUS, SHIPPED_CORPUS, Settings, load_settings
 
 
 def test_defaults_are_the_offline_embedded_setup(tmp_path):
@@ -12,7 +12,8 @@ def test_defaults_are_the_offline_embedded_setup(tmp_path):
     assert s.embedding.backend == "minilm"
     assert s.chroma.mode == "embedded"
     assert s.ui.host == "127.0.0.1"
-    assert s.corpus == [SHIPPED_CORPUS] and SHIPPED_CORPUS.is_file()
+    assert s.corpus == [SEED_CORPUS] and SEED_CORPUS.is_file()  # the tests' corpus (tests/conftest.py)
+    assert Settings.model_fields["corpus"].default_factory() == [SHIPPED_CORPUS] and SHIPPED_CORPUS.is_file()
     assert s.data_dir == tmp_path / "data"  # from the autouse fixture's PAPERCHAT_DATA_DIR
     assert s.chroma_dir.parent == s.data_dir and s.models_dir.parent == s.data_dir
 

@@ -12,11 +12,11 @@ from rag.prompts import NO_REVIEW_SCORES
 from rag.corpus.reviews import parse_line
 from rag.pipeline import build_pipeline
 from rag.retrieve.filters import STATUS_GROUPS, Filters
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.direct import phrase_in
 from tests.fakes import WordHashEmbeddings, fake_chat
 
-SEED = [json.loads(line) for line in SHIPPED_CORPUS.read_text().splitlines()]
+SEED = [json.loads(line) for line in SEED_CORPUS.read_text().splitlines()]
 STATUSES = ["Oral", "Poster", "Poster", "Not accepted (rejected / desk-rejected / withdrawn after 2025-11-22)"]
 AREAS = ["generative models", "reinforcement learning", "optimization"]
 TOPICS = ["KV cache", "diffusion language models", "speculative decoding", "positional embeddings"]

@@ -8,7 +8,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from rag.cli import EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
 from rag.question.router import Kind, review_fields, route
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.fakes import WordHashEmbeddings, fake_chat
 
 DROPE = "RlPVSeKjoc"
@@ -37,7 +37,7 @@ def factory_with(reply):
 
 def test_ingest_reviews_reports_bad_lines_and_is_idempotent(tmp_path, capsys):
     make = factory_with("x")
-    assert main(["ingest", str(SHIPPED_CORPUS)], pipeline_factory=make) == EXIT_OK
+    assert main(["ingest", str(SEED_CORPUS)], pipeline_factory=make) == EXIT_OK
     path = reviews_file(tmp_path, b'{"id": "X", "reviews": [{"rating": 5}]}\n{oops\n'
                                   b'{"id": "Orphan0001", "reviews": [{"review_id": "R9", "rating": 3}]}\n')
     assert main(["ingest", "--reviews", str(path)], pipeline_factory=make) == EXIT_SKIPPED
@@ -86,7 +86,7 @@ def test_without_reviews_it_says_how_to_load_them_and_never_calls_the_model():
                               llm=Never(messages=iter([])))
     pipeline.ensure_ingested()
     answer = pipeline.ask("What did reviewers say about DroPE?")
-    assert "No reviews are loaded" in answer.text and "paperchat ingest --reviews" in answer.text and answer.refused
+    assert "are not loaded" in answer.text and "paperchat ingest --reviews" in answer.text and answer.refused
 
 
 def test_what_counts_as_a_review_question_and_which_part_is_read():
@@ -170,3 +170,33 @@ def test_a_named_papers_reviews_are_the_only_sources():
     pipeline.ingest_reviews([review for line in lines for review in parse_line(line)])
     answer = pipeline.ask("What weaknesses did reviewers raise about DroPE?")
     assert [(s.paper.id, s.review_id) for s in answer.sources] == [(DROPE, "RevAAA111"), (DROPE, "RevBBB222")]
+
+
+def test_shipped_scores_rank_papers_but_do_not_answer_review_questions_and_keep_texts(tmp_path):
+    from rag.corpus.reviews import load_scores, scores_path
+
+    corpus = tmp_path / "conf.jsonl"
+    corpus.write_text(SEED_CORPUS.read_text())
+    import gzip
+
+    scores_path(corpus).write_bytes(gzip.compress(
+        ("paper_id,review_id,rating,confidence,soundness,presentation,contribution\n"
+         f"{DROPE},RevAAA111,8,4,3,3,3\n{DROPE},RevBBB222,6,3,2,3,2\n").encode()))
+    assert [r.rating for r in load_scores(scores_path(corpus))] == [8, 6]
+    pipeline = build_pipeline(Settings(data_dir=tmp_path / "data", retrieval={"rewrite": "off"}),
+                              embeddings=WordHashEmbeddings(), llm=fake_chat("Weakness [1]."))
+    pipeline.ingest_files([corpus])  # the scores file next to the corpus is loaded with it
+    ranked = pipeline.ask("Which papers had the highest ratings?")
+    assert ranked.counted and "**7.00** (2 reviews: 8, 6)" in ranked.text
+    answer = pipeline.ask("What weaknesses did reviewers raise about DroPE?")
+    assert answer.refused and "scores only" in answer.text  # no text to read: the model is not asked
+    pipeline.ingest_reviews(load_reviews_file(tmp_path))  # the texts, loaded later ...
+    pipeline.ingest_files([corpus])  # ... survive the scores being loaded again
+    answer = pipeline.ask("What weaknesses did reviewers raise about DroPE?")
+    assert not answer.refused and answer.citations[0].review_id == "RevAAA111"
+
+
+def load_reviews_file(tmp_path):
+    from rag.corpus.reviews import load_reviews
+
+    return load_reviews([reviews_file(tmp_path)])[0]

@@ -9,10 +9,10 @@ import pytest
 
 from rag.cli import EXIT_ERROR, EXIT_OK, EXIT_SKIPPED, main
 from rag.pipeline import build_pipeline
-from rag.settings import SHIPPED_CORPUS
+from rag.settings import SEED_CORPUS
 from tests.fakes import WordHashEmbeddings, fake_chat
 
-SEED = [json.loads(line) for line in SHIPPED_CORPUS.read_text().splitlines()]
+SEED = [json.loads(line) for line in SEED_CORPUS.read_text().splitlines()]
 
 
 def good(i: int) -> bytes:

@@ -5,7 +5,7 @@ import pytest
 
 from rag.corpus.papers import MAX_ABSTRACT_CHARS, load_corpus, load_jsonl
 from rag.errors import CorpusError
-from rag.settings import SHIPPED_CORPUS
+from rag.settings import SEED_CORPUS
 
 
 def record(pid="Abc123XYZ0", **kw):
@@ -15,7 +15,7 @@ def record(pid="Abc123XYZ0", **kw):
 
 
 def test_shipped_seed_corpus_is_valid():
-    report = load_jsonl(SHIPPED_CORPUS)
+    report = load_jsonl(SEED_CORPUS)
     assert len(report.papers) == 19 and not report.problems
     drope = next(p for p in report.papers if p.id == "RlPVSeKjoc")
     assert "Positional Embedding" in drope.title and drope.status == "Poster"

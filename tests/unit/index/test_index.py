@@ -5,7 +5,7 @@ import pytest
 from rag.corpus.papers import Paper, load_file
 from rag.index.store import collection_identity, collection_name
 from rag.offline import prime_tiktoken
-from rag.settings import SHIPPED_CORPUS, Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.unit.index.index_checks import CHECKS, Store
 
 
@@ -13,7 +13,7 @@ from tests.unit.index.index_checks import CHECKS, Store
 def store():
     settings = Settings(chunking={"size": 96, "overlap": 16})
     prime_tiktoken(settings.cache_dir / "tiktoken")
-    return Store(settings, load_file(SHIPPED_CORPUS).papers)
+    return Store(settings, load_file(SEED_CORPUS).papers)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))

@@ -221,6 +221,29 @@ def cmd_eval(pipeline: Pipeline, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_evalset(pipeline: Pipeline, args: argparse.Namespace) -> int:
+    """Generate a labeled evaluation set from a corpus file with a snapshot (rag.eval.generate)."""
+    from pathlib import Path
+
+    from rag.eval.generate import load_for_generation, make_set, write_set
+
+    corpus = Path(args.corpus)
+    papers, snapshot = load_for_generation(corpus)
+    llm = pipeline.llm.bind(max_tokens=90)
+
+    def ask(prompt: str) -> str:
+        from langchain_core.messages import HumanMessage
+
+        return str(llm.invoke([HumanMessage(prompt)]).content)
+
+    made = make_set(papers, snapshot, ask, args.seed, args.n, progress=lambda text: print(text, file=sys.stderr, flush=True))
+    path = write_set(Path(args.out), made, papers, snapshot, args.seed, corpus)
+    print(f"{len(made.questions)} questions in {path}; test corpus {Path(args.out) / 'corpus.jsonl.gz'} "
+          f"({len(made.left_out)} papers left out). Next: PAPERCHAT_DATA_DIR=<empty dir> paperchat eval {path} "
+          f"--corpus {Path(args.out) / 'corpus.jsonl.gz'}")
+    return EXIT_OK
+
+
 def cmd_fetch(settings: Settings, args: argparse.Namespace, transport=None) -> int:
     from rag.corpus.fetch import HttpxTransport, fetch_venue
 
@@ -310,6 +333,13 @@ def make_parser() -> argparse.ArgumentParser:
     ev.add_argument("--lang", action="append", help="only questions in this language, e.g. zh (repeatable)")
     ev.add_argument("--json", action="store_true", help="one JSON object: lookup, compare, followup, filtered, unanswerable")
     ev.set_defaults(func=cmd_eval)
+
+    gen = sub.add_parser("evalset", help="generate a labeled evaluation set from a corpus (the model writes questions)")
+    gen.add_argument("--corpus", default="corpus/iclr2026.jsonl.gz", help="a corpus file with its index snapshot")
+    gen.add_argument("--seed", type=int, default=1)
+    gen.add_argument("--n", type=int, default=320, help="questions to make")
+    gen.add_argument("--out", required=True, help="folder for questions.jsonl, the test corpus and its snapshot")
+    gen.set_defaults(func=cmd_evalset)
 
     fetch = sub.add_parser("fetch", help="download a venue's papers from OpenReview (needs the internet; resumable)")
     fetch.add_argument("--venue", required=True, help="OpenReview venue id, e.g. ICLR.cc/2026/Conference")

@@ -113,3 +113,21 @@ BUSY_ZH = "⏳ PaperChat 正忙：已有 {waiting} 个问题在等待模型，�
 # Read once when the model starts, to measure how fast this machine reads a prompt (rag.models.speed).
 CALIBRATION = ("Summarise in one word: " + "Large language models read long prompts token by token before they "
                "write, and on a laptop CPU that reading takes most of the time an answer needs. " * 4)
+
+# The generated evaluation set (rag.eval.generate): the chat model writes questions from abstracts.
+GEN_QUESTION = (
+    "Here is the abstract of a research paper.\n\nAbstract: {abstract}\n\n"
+    "Write one question that a machine-learning researcher could ask and that this paper answers. Describe what "
+    "the paper studies or does in your own words. Do not mention the paper's title, the name of its method, its "
+    "dataset or benchmark names, or any acronym it introduces. Reply with the question only, ending with '?'."
+)
+GEN_DESCRIBE = (
+    "Here is the abstract of a research paper.\n\nAbstract: {abstract}\n\n"
+    "In at most 12 words, say what this paper does, starting with a verb (for example: \"predicts future "
+    "attention to evict cache entries\"). Do not use the paper's name, its method's name or any acronym it "
+    "introduces. Reply with the phrase only."
+)
+GEN_TRANSLATE_ZH = (
+    "Translate this question into Simplified Chinese, as a Chinese researcher would ask it. Keep technical terms "
+    "that are usually written in English (such as model names) in English. Reply with the translation only.\n\n{text}"
+)

@@ -1,0 +1,301 @@
+"""A generated evaluation set: labeled questions made by code from a corpus (and the chat model where it helps),
+so rules and thresholds are tuned on questions nobody wrote while looking at them.
+
+    paperchat evalset --seed 1 --out benchmarks/evalset/seed1
+
+Kinds (the format of ../shared/eval/README.md, so `paperchat eval` reads it):
+* lookup: the model writes a question that a randomly drawn accepted paper's abstract answers, in its own
+  words; questions naming the paper (its title's name, a name it introduces, a long piece of its title) are
+  rejected by code. Near-duplicate papers (cosine >= ALSO_RELEVANT) count as also relevant.
+* unanswerable (leave-out): the same kind of question about other drawn papers, which are then left out of
+  the test corpus, together with every paper close to them (cosine >= LEAVE_OUT_NEIGHBOURS): the answer is
+  known to be absent.
+* unanswerable (near miss): a real topic (a keyword used by several papers) on a platform, domain or data
+  set that no title, abstract or keyword in the corpus mentions.
+* compare: two related papers (cosine between COMPARE_MIN and COMPARE_MAX), each described by the model in a
+  few words without its name: "How does the paper that X differ from the one that Y?".
+* followup: a lookup question, then "What are its limitations?"-style turns, one turn naming a related paper.
+A share of every kind (CHINESE_SHARE) is translated into Chinese by the model. Written out: questions.jsonl,
+the test corpus (the corpus minus the left-out papers) with its index snapshot, and a manifest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.corpus.papers import Paper
+from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
+from rag.prompts import GEN_DESCRIBE, GEN_QUESTION, GEN_TRANSLATE_ZH
+from rag.retrieve.filters import STATUS_GROUPS
+from rag.text import has_cjk, introduced_names, language, title_name, words
+
+ALSO_RELEVANT = 0.85  # a paper this close to the gold one answers its question too
+LEAVE_OUT_NEIGHBOURS = 0.70  # papers this close to a left-out one leave with it
+COMPARE_MIN, COMPARE_MAX = 0.55, 0.80  # related enough to compare, different enough to tell apart
+CHINESE_SHARE = 0.3
+TITLE_RUN = 4  # a question repeating this many consecutive title words names the paper
+MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10}
+
+# Platforms, domains and data sets for near-miss questions; only those no paper mentions are used.
+ABSENT_CANDIDATES = {
+    "platform": ["Cerebras wafer-scale engines", "Graphcore IPUs", "the Apple Watch", "the Nintendo Switch",
+                 "ESP32 microcontrollers", "Arduino boards", "the Commodore 64", "PlayStation 5 consoles",
+                 "Garmin sports watches", "Kindle e-readers", "Groq LPUs", "SambaNova chips", "a TI-84 calculator",
+                 "Game Boy hardware", "smart refrigerators", "Tesla Dojo", "Zilog Z80 processors"],
+    "domain": ["beekeeping", "curling", "wine tasting", "volcano monitoring", "avalanche forecasting",
+               "knitting patterns", "bonsai care", "opera singing", "perfume design", "sheep herding",
+               "lighthouse maintenance", "origami design", "the tea ceremony", "fly fishing", "sumo wrestling",
+               "yacht racing", "church bell ringing", "taxidermy", "pottery glazing", "falconry",
+               "competitive eating", "mushroom foraging", "stamp collecting", "tightrope walking"],
+    "data set": ["the Voynich manuscript", "the Dead Sea Scrolls", "penguin colony counts", "Martian dust storm logs",
+                 "medieval tax rolls", "whale song archives", "tree-ring chronologies", "lighthouse logbooks",
+                 "Victorian weather diaries", "ancient Mayan codices"],
+}
+NEAR_MISS_TEMPLATES = {
+    "platform": ["Which paper runs {topic} on {thing}?", "Has anyone deployed {topic} on {thing}?",
+                 "How fast is {topic} on {thing}, according to the papers?"],
+    "domain": ["Has any paper applied {topic} to {thing}?", "Is there work on {topic} for {thing}?",
+               "Which papers use {topic} in {thing}?"],
+    "data set": ["Which papers evaluate {topic} on {thing}?", "Has {topic} been tested on {thing}?"],
+}
+FOLLOWUP_TURNS = ["What are its main limitations?", "What data or benchmarks does it evaluate on?",
+                  "How does it compare with earlier methods?", "What problem does it set out to solve?"]
+FOLLOWUP_TURNS_ZH = ["它的主要局限是什么？", "它在哪些数据集或基准上做了评测？", "它和之前的方法相比怎么样？", "它想解决什么问题？"]
+
+Ask = Callable[[str], str]  # a prompt -> the model's reply
+
+
+@dataclass
+class GeneratedSet:
+    questions: list[dict]
+    left_out: list[str]
+    absent_terms: list[str]
+
+
+def paper_vectors(snapshot: Snapshot) -> tuple[list[str], np.ndarray]:
+    """One unit vector per paper (the mean of its chunks'), in a fixed order."""
+    sums: dict[str, np.ndarray] = {}
+    for cid, vector in zip(snapshot.ids, snapshot.vectors.astype(np.float32)):
+        pid = cid.rsplit(":", 1)[0]
+        sums[pid] = sums[pid] + vector if pid in sums else vector.copy()
+    ids = sorted(sums)
+    matrix = np.stack([sums[i] for i in ids])
+    return ids, matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+
+
+def names_the_paper(question: str, paper: Paper) -> bool:
+    """Whether a question gives the paper away: its title's name, a name it introduces, or a run of its title."""
+    lowered = question.lower()
+    names = introduced_names(paper.title, paper.abstract) | ({title_name(paper.title)} - {""})
+    if any(re.search(rf"(?<![A-Za-z0-9]){re.escape(n.lower())}(?![A-Za-z0-9])", lowered) for n in names if len(n) >= 3):
+        return True
+    title = words(paper.title)
+    asked = " ".join(words(question))
+    return any(" ".join(title[i:i + TITLE_RUN]) in asked for i in range(len(title) - TITLE_RUN + 1))
+
+
+def clean_line(reply: str) -> str:
+    """The first non-empty line of a model reply, without a label or quotes."""
+    line = next((part.strip() for part in reply.strip().splitlines() if part.strip()), "")
+    line = re.sub(r"^(question|问题|answer|phrase|translation|翻译)\s*[:：]\s*", "", line, flags=re.IGNORECASE)
+    return line.strip(" \"'“”`")
+
+
+def write_question(ask: Ask, paper: Paper) -> str | None:
+    """A question the paper's abstract answers, in the model's words, not naming the paper (None if it failed)."""
+    question = clean_line(ask(GEN_QUESTION.format(abstract=paper.abstract[:2500])))
+    if not question.endswith("?") or not 6 <= len(question.split()) <= 45 or names_the_paper(question, paper):
+        return None
+    return question
+
+
+def describe(ask: Ask, paper: Paper) -> str | None:
+    """A few words on what the paper does, starting with a verb, without its name."""
+    phrase = clean_line(ask(GEN_DESCRIBE.format(abstract=paper.abstract[:2500]))).rstrip(".")
+    phrase = re.sub(r"^(this paper|the paper|it)\s+", "", phrase, flags=re.IGNORECASE)
+    if not 3 <= len(phrase.split()) <= 20 or names_the_paper(phrase, paper):
+        return None
+    return phrase[0].lower() + phrase[1:]
+
+
+def to_chinese(ask: Ask, question: str) -> str | None:
+    text = clean_line(ask(GEN_TRANSLATE_ZH.format(text=question)))
+    return text if language(text) == "zh" else None
+
+
+def absent(terms: Sequence[str], papers: Sequence[Paper]) -> list[str]:
+    """The terms no paper's title, abstract or keywords mention (case-insensitive, as whole words)."""
+    haystack = "\n".join(f"{p.title} {p.abstract} {' '.join(p.keywords)}" for p in papers).lower()
+    keep = []
+    for term in terms:
+        core = re.sub(r"^(the|a|an)\s+", "", term.lower())
+        pattern = r"[\s\-]+".join(re.escape(w) for w in core.split())
+        if not re.search(rf"(?<!\w){pattern}(?!\w)", haystack):
+            keep.append(term)
+    return keep
+
+
+def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n: int,
+             progress: Callable[[str], None] = lambda text: None) -> GeneratedSet:
+    """The questions (see the module docstring); deterministic for a seed, a corpus and a model."""
+    rng = random.Random(seed)
+    by_id = {p.id: p for p in papers}
+    ids, matrix = paper_vectors(snapshot)
+    row = {pid: i for i, pid in enumerate(ids)}
+    accepted = sorted(p.id for p in papers if p.status in STATUS_GROUPS["All accepted"] and p.id in row)
+    rng.shuffle(accepted)
+    pool = iter(accepted)
+    wanted = {kind: round(share * n) for kind, share in MIX.items()}
+    questions: list[dict] = []
+    left_out: set[str] = set()
+    used: set[str] = set()
+
+    def neighbours(pid: str, low: float, high: float = 1.01) -> list[tuple[str, float]]:
+        cos = matrix @ matrix[row[pid]]
+        order = np.argsort(-cos)
+        return [(ids[i], float(cos[i])) for i in order[1:400] if low <= cos[i] < high]
+
+    def chinese() -> bool:
+        return rng.random() < CHINESE_SHARE
+
+    def add(kind: str, text: str, gold: list[str], also: list[str] = (), note: str = "", **extra) -> None:
+        lang = "en"
+        if chinese():
+            translated = to_chinese(ask, text)
+            if translated:
+                text, lang = translated, "zh"
+        qid = f"G{seed}-{kind[:2].upper()}-{len(questions) + 1:03d}"
+        questions.append({"qid": qid, "kind": "unanswerable" if kind in ("leave_out", "near_miss") else kind,
+                          "lang": lang, "question": text, "gold": gold, "also_relevant": list(also),
+                          "note": note, "generated": kind, **extra})
+        progress(f"{qid} {lang} {text}")
+
+    def draw() -> Paper:
+        while True:
+            pid = next(pool)
+            if pid not in used and pid not in left_out:
+                used.add(pid)
+                return by_id[pid]
+
+    # unanswerable by leave-out first: their papers (and neighbours) must not be anybody's gold
+    while sum(q["generated"] == "leave_out" for q in questions) < wanted["leave_out"]:
+        paper = draw()
+        question = write_question(ask, paper)
+        if question is None:
+            continue
+        gone = {paper.id} | {pid for pid, _ in neighbours(paper.id, LEAVE_OUT_NEIGHBOURS)}
+        left_out |= gone
+        add("leave_out", question, [], note=f"written from {paper.id}, which is left out with {len(gone) - 1} "
+                                               f"papers close to it", left_out=sorted(gone))
+    while sum(q["generated"] == "lookup" for q in questions) < wanted["lookup"]:
+        paper = draw()
+        question = write_question(ask, paper)
+        if question is None:
+            continue
+        also = [pid for pid, _ in neighbours(paper.id, ALSO_RELEVANT) if pid not in left_out]
+        add("lookup", question, [paper.id], also, note=f"written from the abstract of {paper.id}")
+    while sum(q["generated"] == "compare" for q in questions) < wanted["compare"]:
+        first = draw()
+        pairs = [pid for pid, _ in neighbours(first.id, COMPARE_MIN, COMPARE_MAX)
+                 if pid not in left_out and pid not in used and by_id[pid].status in STATUS_GROUPS["All accepted"]]
+        if not pairs:
+            continue
+        second = by_id[pairs[rng.randrange(min(5, len(pairs)))]]
+        used.add(second.id)
+        one, other = describe(ask, first), describe(ask, second)
+        if not one or not other:
+            continue
+        add("compare", f"How does the paper that {one} differ from the one that {other}?", [first.id, second.id],
+            note="two related papers, each described by what it does")
+    while sum(q["generated"] == "followup" for q in questions) < wanted["followup"]:
+        paper = draw()
+        opening = write_question(ask, paper)
+        if opening is None:
+            continue
+        zh = chinese()
+        if zh:
+            opening = to_chinese(ask, opening) or opening
+        zh = has_cjk(opening)
+        turns = [{"question": opening, "gold": [paper.id]}]
+        follow = (FOLLOWUP_TURNS_ZH if zh else FOLLOWUP_TURNS)[rng.randrange(len(FOLLOWUP_TURNS))]
+        turns.append({"question": follow, "gold": [paper.id]})
+        related = [pid for pid, _ in neighbours(paper.id, COMPARE_MIN, COMPARE_MAX) if pid not in left_out]
+        if related and rng.random() < 0.5:
+            other = by_id[related[0]]
+            phrase = describe(ask, other)
+            if phrase:
+                text = f"How does it differ from the paper that {phrase}?"
+                turns.append({"question": (to_chinese(ask, text) or text) if zh else text,
+                              "gold": [paper.id, other.id]})
+        qid = f"G{seed}-FO-{len(questions) + 1:03d}"
+        questions.append({"qid": qid, "kind": "followup", "lang": "zh" if zh else "en", "turns": turns,
+                          "gold": sorted({g for t in turns for g in t["gold"]}), "also_relevant": [],
+                          "note": "a lookup, then turns that lean on it", "generated": "followup"})
+        progress(f"{qid} {' / '.join(t['question'] for t in turns)}")
+    kept = [p for p in papers if p.id not in left_out]
+    topics = [k for k, c in _keyword_counts(kept).items() if c >= 5 and 1 <= len(k.split()) <= 4]
+    rng.shuffle(topics)
+    found_absent: list[str] = []
+    for category, terms in ABSENT_CANDIDATES.items():
+        found_absent += [f"{category}:{t}" for t in absent(terms, papers)]
+    rng.shuffle(found_absent)
+    for i in range(wanted["near_miss"]):
+        category, thing = found_absent[i % len(found_absent)].split(":", 1)
+        topic = topics[i % len(topics)]
+        template = NEAR_MISS_TEMPLATES[category][rng.randrange(len(NEAR_MISS_TEMPLATES[category]))]
+        add("near_miss", template.format(topic=topic, thing=thing), [],
+            note=f"'{topic}' is a real topic; no title, abstract or keyword mentions {thing}")
+    return GeneratedSet(questions, sorted(left_out), [t.split(":", 1)[1] for t in found_absent])
+
+
+def _keyword_counts(papers: Sequence[Paper]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for p in papers:
+        for k in {k.strip().lower() for k in p.keywords}:
+            if k and not has_cjk(k):
+                counts[k] = counts.get(k, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def write_set(out: Path, generated: GeneratedSet, papers: Sequence[Paper], snapshot: Snapshot, seed: int,
+              corpus: Path) -> Path:
+    """questions.jsonl, the test corpus (corpus.jsonl.gz, without the left-out papers) and its snapshot."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in generated.questions),
+                                         encoding="utf-8")
+    gone = set(generated.left_out)
+    test_corpus = out / "corpus.jsonl.gz"
+    with test_corpus.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
+        for p in papers:
+            if p.id not in gone:
+                f.write((json.dumps(p.to_record(), ensure_ascii=False) + "\n").encode("utf-8"))
+    keep = [i for i, cid in enumerate(snapshot.ids) if cid.rsplit(":", 1)[0] not in gone]
+    write_snapshot(snapshot_path(test_corpus), Snapshot(snapshot.identity, [snapshot.ids[i] for i in keep],
+                                                        [snapshot.hashes[i] for i in keep], snapshot.vectors[keep]))
+    kinds: dict[str, int] = {}
+    for q in generated.questions:
+        kinds[q["generated"]] = kinds.get(q["generated"], 0) + 1
+    manifest = {"seed": seed, "source_corpus": str(corpus), "questions": len(generated.questions), "by_kind": kinds,
+                "chinese": sum(q["lang"] == "zh" for q in generated.questions), "left_out_papers": len(gone),
+                "test_corpus_papers": len(papers) - len(gone), "absent_terms": generated.absent_terms}
+    (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+    return out / "questions.jsonl"
+
+
+def load_for_generation(corpus: Path) -> tuple[list[Paper], Snapshot]:
+    from rag.corpus.papers import load_file
+    from rag.errors import CorpusError
+
+    snapshot = read_snapshot(snapshot_path(corpus))
+    if snapshot is None:
+        raise CorpusError(f"{corpus} has no index snapshot ({snapshot_path(corpus).name}): run "
+                          f"`paperchat snapshot build {corpus}` first (the set needs every paper's vector).")
+    return load_file(corpus).papers, snapshot

@@ -1,0 +1,79 @@
+"""The generated evaluation set: kinds in their shares, left-out papers nobody's gold, near-miss terms absent
+from the corpus, questions that name their paper rejected, and files `paperchat eval` reads."""
+
+import json
+
+import numpy as np
+
+from rag.corpus.papers import Paper, load_file
+from rag.eval.evaluate import load_questions
+from rag.eval.generate import absent, make_set, names_the_paper, write_set
+from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
+
+TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
+
+
+def corpus(n=120):
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(len(TOPICS), 16))
+    papers, vectors = [], []
+    for i in range(n):
+        t = i % len(TOPICS)
+        papers.append(Paper(id=f"P{i:04d}", title=f"FooNet{i}: a study of {TOPICS[t]}",
+                            abstract=f"We study {TOPICS[t]} in setting {i}. We introduce FooNet{i}, which works well.",
+                            keywords=(TOPICS[t],), status="Poster" if i % 7 else "Withdrawn"))
+        v = centres[t] + 0.9 * rng.normal(size=16)
+        vectors.append(v / np.linalg.norm(v))
+    snap = Snapshot({"schema": 0}, [f"{p.id}:0" for p in papers], [p.content_hash() for p in papers],
+                    np.asarray(vectors, dtype=np.float16))
+    return papers, snap
+
+
+def scripted(prompt: str) -> str:
+    """A stand-in for the model: questions from the abstract's first words, Chinese on request."""
+    if prompt.startswith("Translate"):
+        return "这篇论文研究了什么？" if "FooNet" not in prompt else "FooNet是什么？"
+    setting = prompt.split("in setting ")[1].split(".")[0] if "in setting " in prompt else "0"
+    if "at most 12 words" in prompt:
+        return f"studies a problem in setting number {setting}"
+    if int(setting) % 9 == 0:
+        return f"What does FooNet{setting} do?"  # names the paper: must be rejected
+    return f"Which paper studies this problem in the setting numbered {setting}?"
+
+
+def test_a_set_has_every_kind_and_keeps_its_labels_honest(tmp_path):
+    papers, snap = corpus()
+    made = make_set(papers, snap, scripted, seed=3, n=60)
+    kinds = {}
+    for q in made.questions:
+        kinds[q["generated"]] = kinds.get(q["generated"], 0) + 1
+    assert set(kinds) == {"lookup", "leave_out", "near_miss", "compare", "followup"}
+    unanswerable = sum(q["kind"] == "unanswerable" for q in made.questions)
+    assert unanswerable >= len(made.questions) / 3 and 0 < sum(q["lang"] == "zh" for q in made.questions)
+    gone = set(made.left_out)
+    for q in made.questions:
+        assert not set(q["gold"]) & gone, q  # a left-out paper is nobody's answer
+        assert "FooNet" not in q.get("question", "")  # questions naming their paper were rejected
+    by_id = {p.id: p for p in papers}
+    assert all(q["gold"][0] in by_id and by_id[q["gold"][0]].status == "Poster" for q in made.questions
+               if q["kind"] == "lookup")
+    out = write_set(tmp_path / "set", made, papers, snap, 3, tmp_path / "corpus.jsonl.gz")
+    assert len(load_questions(out)) == len(made.questions)
+    test_corpus = load_file(tmp_path / "set" / "corpus.jsonl.gz").papers
+    assert {p.id for p in test_corpus} == {p.id for p in papers} - gone
+    assert len(read_snapshot(snapshot_path(tmp_path / "set" / "corpus.jsonl.gz")).ids) == len(test_corpus)
+    manifest = json.loads((tmp_path / "set" / "manifest.json").read_text())
+    assert manifest["left_out_papers"] == len(gone) and manifest["questions"] == len(made.questions)
+    again = make_set(papers, snap, scripted, seed=3, n=60)  # the same seed makes the same set
+    assert again.questions == made.questions
+
+
+def test_near_miss_terms_are_absent_and_naming_is_caught():
+    papers, _ = corpus(10)
+    papers.append(Paper(id="B1", title="Robots for beekeeping", abstract="Hives."))
+    assert absent(["beekeeping", "curling", "the Apple Watch"], papers) == ["curling", "the Apple Watch"]
+    drope = Paper(id="D", title="DroPE: Dropping Positional Embeddings to Extend Context",
+                  abstract="We introduce DroPE, a recipe.")
+    assert names_the_paper("How does DroPE extend context?", drope)
+    assert names_the_paper("Which work studies dropping positional embeddings to extend context?", drope)
+    assert not names_the_paper("Which paper removes position information after pretraining?", drope)

@@ -1,8 +1,8 @@
-"""Browser-side latency of the embedded default: send -> sources visible -> first answer token -> done.
+"""Browser-side latency of the embedded default: send -> sources -> cited quotes -> model's first token -> done.
 
     python benchmarks/ui_latency.py [--runs N]
 
-Starts `paperchat serve` on a fresh data dir (seed corpus), drives Debian's Chromium with Playwright
+Starts `paperchat serve` on a fresh data dir (the default corpus: the whole conference, from its snapshot), drives Debian's Chromium with Playwright
 like a person, and prints one JSON object plus a Markdown table. Timings are taken by polling the page
 every 100 ms, so each is accurate to about 0.1 s.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.latency import cpu_line  # noqa: E402
 from tests.integration.appserver import ask, chromium, running_app, wait_for_answer  # noqa: E402
 
 QUESTIONS = [
@@ -28,6 +29,9 @@ QUESTIONS = [
     "Which paper benchmarks optical flow models under image corruptions?",
     "How do language models store procedural memory as tokens?",
 ]
+
+
+STAGES = ("sources", "quotes", "first_token", "done")
 
 
 def main() -> None:
@@ -44,15 +48,15 @@ def main() -> None:
             page.wait_for_selector("#question textarea")
             t0 = ask(page, q)
             seen = wait_for_answer(page, q, timeout_s=300)
-            rows.append({"question": q, "sources_s": round(seen["sources"] - t0, 2),
-                         "first_token_s": round(seen["first_token"] - t0, 2), "done_s": round(seen["done"] - t0, 2)})
+            at = {key: round(seen[key] - t0, 2) if key in seen else None for key in STAGES}
+            rows.append({"question": q, **{f"{key}_s": at[key] for key in STAGES}})
             page.close()
-    summary = {key: {"median": round(statistics.median(r[key] for r in rows), 2),
-                     "max": round(max(r[key] for r in rows), 2)} for key in ("sources_s", "first_token_s", "done_s")}
-    print(json.dumps({"runs": rows, "summary": summary}, ensure_ascii=False, indent=2))
-    print("\n| question | sources visible (s) | first token (s) | finished (s) |\n|---|---|---|---|")
+    summary = {f"{key}_s": {"median": round(statistics.median(got), 2), "max": round(max(got), 2)}
+               for key in STAGES if (got := [r[f"{key}_s"] for r in rows if r[f"{key}_s"] is not None])}
+    print(json.dumps({"cpu": cpu_line(), "runs": rows, "summary": summary}, ensure_ascii=False, indent=2))
+    print("\n| question | sources (s) | cited quotes (s) | model's first token (s) | finished (s) |\n|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['question']} | {r['sources_s']} | {r['first_token_s']} | {r['done_s']} |")
+        print(f"| {r['question']} | {r['sources_s']} | {r['quotes_s']} | {r['first_token_s']} | {r['done_s']} |")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import queue
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -16,8 +17,8 @@ from pathlib import Path
 import gradio as gr
 
 from rag.errors import ConfigError, PaperChatError, QuestionError
-from rag.pipeline import (STATUS_GROUPS, Answer, DoneEvent, Exchange, Filters, Pipeline, QuoteEvent, SourcesEvent,
-                          TokenEvent, WaitEvent)
+from rag.pipeline import (STATUS_GROUPS, Answer, DoneEvent, Event, Exchange, Filters, Pipeline, QuoteEvent,
+                          SourcesEvent, TokenEvent, WaitEvent)
 from rag.settings import UISettings
 from ui import render
 from ui.explore import build_explore, scoped
@@ -123,6 +124,52 @@ def status_line(event: WaitEvent) -> str:
             "is measured on this answer)..._")
 
 
+STOP_POLL_S = 0.1  # how soon a Stop is seen while no event comes (the model reading its prompt)
+_END = object()
+
+
+def stoppable(stream: Iterator[Event], should_stop: Callable[[], bool], poll_s: float = STOP_POLL_S) -> Iterator[Event | None]:
+    """The events of `stream`, with None once `should_stop()` turns true, even while the stream is blocked.
+
+    A worker thread reads the stream, so a Stop pressed while the model reads its prompt (seconds without an
+    event) is seen within `poll_s`. The worker closes the stream at its next event, or at once when it ends;
+    closing it closes the HTTP stream, so the model server stops, and frees the model for the next question.
+    """
+    events: queue.Queue = queue.Queue()
+    cancelled = threading.Event()
+
+    def pump() -> None:
+        try:
+            for event in stream:
+                if cancelled.is_set():
+                    break
+                events.put(event)
+        except BaseException as exc:  # handed to the reader, who raises it in the chat turn
+            events.put(exc)
+        finally:
+            stream.close()
+            events.put(_END)
+
+    threading.Thread(target=pump, name="answer-stream", daemon=True).start()
+    try:
+        while True:
+            try:
+                item = events.get(timeout=poll_s)
+            except queue.Empty:
+                item = None
+            if should_stop():
+                yield None
+                return
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            if item is not None:
+                yield item
+    finally:
+        cancelled.set()  # also when the browser went away and Gradio closed this turn
+
+
 def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn],
             filters: Filters | None = None, k: int | None = None, pinned: tuple[str, ...] = (),
             should_stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[list[dict], list[Turn]]]:
@@ -148,9 +195,8 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     done, sources, lead, text, status, searched = list(turns), [], "", "", "", ""
     stream = pipeline.stream(question, history=history, filters=filters, k=k, pinned=pinned)
     try:
-        for event in stream:
-            if should_stop():
-                stream.close()  # closes the HTTP stream, so the model server stops too
+        for event in stoppable(stream, should_stop):
+            if event is None:  # Stop: the stream is closed by its reader, so the model server stops too
                 stopped = Answer.partial(question, lead, text, sources)
                 turns = done + [Turn(question, stopped, searched)]
                 chat[-1] = {"role": "assistant",

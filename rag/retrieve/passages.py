@@ -52,12 +52,13 @@ def ranked_sentences(text: str, terms: Terms) -> list[tuple[float, int, str]]:
     return sorted(found, key=lambda t: (-t[0], t[1]))
 
 
-def focus(text: str, terms: Terms, max_tokens: int, count: Callable[[str], int]) -> str:
+def focus(text: str, terms: Terms, max_tokens: int, count: Callable[[str], int]) -> tuple[str, ...]:
     """The sentences of `text` that best match the query, in their original order, within `max_tokens` (as
-    `count` measures them); the first sentence (the problem an abstract sets out) always comes along."""
+    `count` measures them); the first sentence (the problem an abstract sets out) always comes along. Each is
+    verbatim, so the paper panel can mark exactly what the model read."""
     sentences = split_sentences(text)
     if not sentences:
-        return text
+        return (text,)
     chosen = {0}
     budget = max_tokens - count(sentences[0])
     for score, i, sentence in ranked_sentences(text, terms):
@@ -68,4 +69,4 @@ def focus(text: str, terms: Terms, max_tokens: int, count: Callable[[str], int])
             continue
         chosen.add(i)
         budget -= used
-    return " ".join(sentences[i] for i in sorted(chosen))
+    return tuple(sentences[i] for i in sorted(chosen))

@@ -40,7 +40,8 @@ class Source:
 
     @property
     def text(self) -> str:
-        return " ... ".join(self.passages)
+        """What the model reads of this source: its passages (verbatim sentences, or a whole text), in order."""
+        return " ".join(self.passages)
 
 
 def fuse(ranked_lists: Sequence[tuple[float, list[Document]]], rrf_k: int) -> list[tuple[Document, float]]:
@@ -103,7 +104,7 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     # a paper in the BM25 twin but gone from Chroma (a prune cut short) is skipped
     found = [(records[pid], score) for pid, score in best.items() if pid in records]
     return [Source(n=i, paper=paper, score=score,
-                   passages=(focus(paper.abstract, terms, settings.max_source_tokens, count),))
+                   passages=focus(paper.abstract, terms, settings.max_source_tokens, count))
             for i, (paper, score) in enumerate(found, start=1)]
 
 

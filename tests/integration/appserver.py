@@ -122,8 +122,12 @@ def _answer_row_text(page, question: str) -> str | None:
     return None
 
 
+WRITING = "Writing a summary"  # the status line while the model reads its prompt (ui.app.status_line)
+
+
 def wait_for_answer(page, question: str, timeout_s: float = 240) -> dict:
-    """Poll the answer to `question` until its references appear; monotonic times of each stage seen.
+    """Poll the answer to `question` until its references appear; monotonic times of each stage seen:
+    sources, quotes (code's cited sentences), writing (the model reads), first_token, done.
 
     The answer is found by the question before it, not by position: the chat briefly re-renders its
     rows when an answer finishes, so "the second bot message" can point at the wrong one for a moment.
@@ -136,10 +140,12 @@ def wait_for_answer(page, question: str, timeout_s: float = 240) -> dict:
             now = time.monotonic()
             if "papers:" in text and "sources" not in seen:
                 seen["sources"] = now
-            answer_part = text.split("Reading ")[0].strip()
-            if answer_part and "Writing the answer" not in answer_part and "Searching" not in answer_part \
-                    and "first_token" not in seen and "sources" in seen:
-                seen["first_token"] = now
+            if "sources" in seen and "quotes" not in seen and ("From the abstracts:" in text or "摘要原文" in text):
+                seen["quotes"] = now
+            if WRITING in text and "writing" not in seen:
+                seen["writing"] = now  # the model is reading its prompt
+            if "writing" in seen and WRITING not in text and "first_token" not in seen:
+                seen["first_token"] = now  # the status line gave way to the model's text
             if not seen["texts"] or seen["texts"][-1] != text:
                 seen["texts"].append(text)
             if "References" in text or "No paper was cited" in text or text.startswith("⚠️"):

@@ -42,6 +42,15 @@ def test_source_text_is_bounded(index):
     assert len(source.passages) >= 1
     assert len(tiktoken.get_encoding("cl100k_base").encode(source.text)) <= 80 + 10
     assert source.paper.abstract == LONG  # the full record comes back for display
+    assert all(p in LONG for p in source.passages)  # verbatim sentences: the paper panel marks each one
+
+
+def test_the_panel_marks_the_sentences_the_model_read(index):
+    from ui.render import paper_panel
+
+    source = retrieve(index, "keys and values in the cache", index.settings.retrieval)[0]
+    html = paper_panel(source)
+    assert html.count("<mark>") == len(source.passages) >= 2
 
 
 def test_filters_apply_inside_the_search(index):

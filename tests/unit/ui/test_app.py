@@ -103,6 +103,40 @@ def test_stop_closes_the_stream_and_keeps_the_partial_answer():
     assert [c.id for c in turns[0].answer.citations] in ([], ["RlPVSeKjoc"])
 
 
+def test_stop_is_seen_while_the_model_reads_its_prompt_and_the_stream_is_closed_after():
+    """No event comes while the model reads its prompt; a Stop pressed then must still stop the turn at once."""
+    import threading
+    import time
+
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    reading, closed = threading.Event(), threading.Event()
+
+    class SlowReader(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            try:
+                reading.wait(5)  # "prefill": nothing is sent until the test lets it go
+                for word in "DroPE drops positional embeddings [1].".split():
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=word + " "))
+            finally:
+                closed.set()
+
+    pipeline = pipeline_with(SlowReader(messages=iter([])))
+    pressed = {"at": None}
+    steps = []
+    for chat, turns in respond(pipeline, QUESTION, [], [], should_stop=lambda: pressed["at"] is not None):
+        steps.append((chat, turns))
+        if "Writing a summary" in chat[-1]["content"] and pressed["at"] is None:
+            pressed["at"] = time.monotonic()
+    waited = time.monotonic() - pressed["at"]
+    final_chat, turns = steps[-1]
+    assert "_Stopped._" in final_chat[-1]["content"] and waited < 2, waited  # not after the 5 s "prefill"
+    assert turns[0].answer.text.startswith("From the abstracts:") and not turns[0].answer.prose
+    reading.set()  # the model's first token arrives: the stream is closed then, not read on
+    assert closed.wait(5)
+
+
 def test_followup_is_searched_by_the_model_written_query_and_shows_it():
     pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1].",
                                        "LookaheadKV KV cache eviction",  # the rewrite of the follow-up

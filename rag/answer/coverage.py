@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from rag.retrieve.search import Source
 from rag.text import coined_names, has_cjk, query_terms, stem, word_set
 
-RARE_DF = 30  # a term in at most this many chunks of the index is a topic word worth checking
+# A term in at most this share of the index's chunks is a topic word worth checking. A share, not a count, so
+# it means the same in 19 papers as in 19,630: it is the former absolute 30 chunks of the full conference's
+# 19,657 (0.15%); an absolute count made every word of a small corpus "rare".
+RARE_SHARE = 30 / 19_657
 MIN_RARE_COVERAGE = 0.5  # the best paper must hold at least this share of the rare words' weight, or be at least
 # as close (cosine) to the question as the embedder's relevance floor (settings: EmbeddingSettings.floors)
 # Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
@@ -57,7 +60,7 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     english = [q for q in queries if not has_cjk(q)]
     terms = list(dict.fromkeys(t for q in english for t in query_terms(q) if not t.isdigit() and t not in QUESTION_WORDS))
     df = frequency(terms) if terms else {}
-    rare = [t for t in terms if df.get(t, 0) <= RARE_DF]
+    rare = [t for t in terms if df.get(t, 0) <= RARE_SHARE * total]
     if not rare:
         return Coverage(True)
     weight = {t: math.log((total + 1) / (df.get(t, 0) + 0.5)) for t in rare}

@@ -141,3 +141,14 @@ def test_a_cited_paper_holding_none_of_a_sentences_words_is_taken_out_when_other
     nobody = "Honeybees dance to point at flowers [1][3]."  # nothing supports it: left as written, to be flagged
     assert drop_extra_citations(nobody, sources) == (nobody, [])
     assert check_sentences(pruned, sources)[0].supported and not check_sentences(text, sources)[0].supported
+
+
+def test_rare_is_a_share_of_the_index_so_a_small_corpus_is_not_all_rare():
+    """The README's example "有没有关于KV缓存压缩的论文？" was declined on 19 papers: every word was "rare" there."""
+    kv = [Source(1, KV, 0.5, (KV.abstract,))]
+    question = ["papers on KV cache compression"]
+    freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  each word is in one chunk ("compression" not in KV's)
+    small = coverage(question, kv, freq, 19, similarity=lambda: 0.3, floor=0.55)
+    assert small.answerable and small.rare_terms == ()  # 1 of 19 chunks is common, not a topic word
+    whole = coverage(question, kv, freq, 19_657, similarity=lambda: 0.3, floor=0.55)
+    assert whole.rare_terms  # 1 of 19,657 is rare: the check applies

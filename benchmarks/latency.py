@@ -9,7 +9,8 @@ For each question (English, Chinese, a follow-up), in the same minute on the sam
   4-sentence instructions, up to 320 tokens), to compare the model's own time.
 * **naive**: the same 4 papers PaperChat found, full abstracts, one plain prompt, up to 320 tokens.
 Each model call's prompt size and the server's own timings are recorded. The CPU's model and flags are
-printed with the figures. With no --data-dir, a fresh data dir with the seed corpus is used.
+printed with the figures. With no --data-dir, a fresh data dir with the default corpus (PAPERCHAT_CORPUS; the seed
+corpus: `PAPERCHAT_CORPUS=corpus/iclr2026_seed.jsonl`).
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def median(rows, key):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=None, help="an existing data dir (index); default: fresh, seed corpus")
+    ap.add_argument("--data-dir", default=None, help="an existing data dir (index); default: a fresh one")
     ap.add_argument("--corpus", action="append", help="corpus file(s) to ingest first")
     ap.add_argument("--rounds", type=int, default=1, help="times to run the question set")
     ap.add_argument("--json", help="write every measurement here")
@@ -155,9 +156,9 @@ def main() -> None:
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="paperchat-latency-"))
     os.environ["PAPERCHAT_DATA_DIR"] = str(data_dir)
     settings = Settings()
-    encoding = tiktoken.get_encoding("cl100k_base")
     print(f"CPU: {cpu_line()}", flush=True)
     with build_pipeline(settings) as pipeline:
+        encoding = tiktoken.get_encoding("cl100k_base")  # after build_pipeline, which installs its offline copy
         if args.corpus:
             pipeline.ingest_files(args.corpus)
         pipeline.ensure_ingested()

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+import json
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from rag.errors import ConfigError
 
@@ -197,10 +198,11 @@ class Settings(BaseSettings):
         Path.home() / ".paperchat",
         description="Where all on-disk state lives: the vector store, the assembled model, caches, logs.",
     )
-    corpus: list[Path] = Field(
+    corpus: Annotated[list[Path], NoDecode] = Field(
         default_factory=lambda: [SHIPPED_CORPUS],
         description="Corpus files ingested on first start when the index is empty (default: all 19,630 ICLR 2026 "
-        "submissions, loaded from their shipped index snapshot; corpus/iclr2026_seed.jsonl is a 19-paper one).",
+        "submissions, loaded from their shipped index snapshot; corpus/iclr2026_seed.jsonl is a 19-paper one). "
+        "One path, several separated by commas, or a JSON list.",
     )
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The chat model.")
     embedded_llm: EmbeddedLLMSettings = Field(
@@ -214,6 +216,15 @@ class Settings(BaseSettings):
     openreview: OpenReviewSettings = Field(
         default_factory=OpenReviewSettings, description="`paperchat fetch` (downloading a venue)."
     )
+
+    @field_validator("corpus", mode="before")
+    @classmethod
+    def _corpus_paths(cls, value):
+        """`PAPERCHAT_CORPUS=corpus/iclr2026_seed.jsonl` (or `a.jsonl,b.csv`, or a JSON list) as a list of paths."""
+        if isinstance(value, str):
+            text = value.strip()
+            return json.loads(text) if text.startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
+        return value
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "Settings":

@@ -70,3 +70,10 @@ def test_env_example_documents_every_setting():
 
     missing = [name for name in known_env_names() if name not in example and "__" in name]
     assert not missing, f".env.example lacks {missing}"
+
+
+def test_the_corpus_setting_takes_one_path_a_comma_list_or_json(monkeypatch):
+    for value, expected in [("corpus/iclr2026_seed.jsonl", ["corpus/iclr2026_seed.jsonl"]),
+                            ("a.jsonl, b.csv", ["a.jsonl", "b.csv"]), ('["a.jsonl", "b.csv"]', ["a.jsonl", "b.csv"])]:
+        monkeypatch.setenv("PAPERCHAT_CORPUS", value)
+        assert [str(p) for p in Settings().corpus] == expected

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from rag.corpus.papers import Paper  # noqa: E402
 from rag.retrieve.search import Source  # noqa: E402
 from rag.answer.support import MIN_SUPPORT, check_sentence  # noqa: E402
-from rag.text import split_sentences  # noqa: E402
+from rag.text import language, split_sentences  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 
@@ -107,6 +107,15 @@ def main() -> None:
                            [bool(c.supported) and x >= t for c, x in zip(checks, cosines)], gold))
     rows.append(report("always 'supported'", [True] * len(gold), gold))
     print("\n".join(rows))
+    print("\nThe shipped judge per language (judged: the share of labeled sentences it gives a verdict on):\n")
+    print("| language | labeled | judged | agreement | Cohen's kappa | unsupported caught | precision of 'unsupported' |")
+    print("|---|---|---|---|---|---|---|")
+    for lang in ("en", "zh"):
+        mine = [i for i, r in enumerate(labels) if (language(r["sentence"]) == "zh") == (lang == "zh")]
+        seen = [i for i in mine if i in judged]
+        verdicts = [bool(checks[judged.index(i)].supported) for i in seen]
+        row = report(lang, verdicts, [gold_all[i] for i in seen]) if seen else f"| {lang} | - | - | - | - |"
+        print(row.replace(f"| {lang} |", f"| {lang} | {len(mine)} | {len(seen)} |", 1))
     if answers:
         judge_answers(answers, papers)
 

@@ -1,7 +1,10 @@
 """After the model: is each sentence supported by what it cites?
 
 `check_sentences` scores each sentence against the abstracts it cites: the share of its content words
-found there (lexical evidence) and, for every number in it, whether that number appears there.
+found there (lexical evidence), and its key terms: every number and every coined name in it ("FPGAs",
+"Qwen2", "LookaheadKV") must appear there, whatever the overlap of its other words. A Chinese sentence is read
+through its English words and the glossary's English for its Chinese terms. An uncited sentence is judged on
+its key terms against all the sources: a name or number that none of them holds is unsupported.
 `attribute_uncited` gives a restated-but-uncited sentence its source; `drop_extra_citations` takes out
 markers of papers that hold almost none of a sentence's words; `echoes` catches a recited prompt.
 Thresholds are measured on hand-labeled sentences (benchmarks/README.md).
@@ -13,9 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from rag.question.glossary import gloss
 from rag.retrieve.search import Source
-from rag.text import cited_numbers, content_words, has_cjk, latin_words, numbers, share_held, split_sentences, \
-    without_citations, word_set, words
+from rag.text import cited_numbers, coined_names, content_words, has_cjk, latin_words, numbers, share_held, \
+    split_sentences, states_absence, without_citations, word_set, words
 
 MIN_SUPPORT = 0.5  # share of a sentence's content words that its cited abstracts must hold
 MIN_SHARE_PER_SOURCE = 0.25  # a sentence citing several sources: each must hold this share of its words
@@ -34,6 +38,7 @@ class SentenceCheck:
     support: float  # share of content words found in the cited abstracts
     missing_numbers: tuple[str, ...] = ()
     attributed: bool = False  # its citation was added by code (rag.answer.support.attribute_uncited), not the model
+    missing_names: tuple[str, ...] = ()  # coined names of the sentence that what it cites never mentions
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -46,8 +51,30 @@ def _evidence(source: Source) -> str:
 
 
 def _claim_words(sentence: str) -> list[str]:
-    """The sentence's content words that can be looked up in English abstracts (no markers, no CJK)."""
-    return latin_words(without_citations(sentence))
+    """The sentence's content words that can be looked up in English abstracts: its English words, and for
+    Chinese text the glossary's English for its terms ("KV缓存压缩" -> kv, cache, compression)."""
+    body = without_citations(sentence)
+    if not has_cjk(body):
+        return latin_words(body)
+    return latin_words(gloss(body).english)
+
+
+_ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3,6}(?=s?(?![A-Za-z0-9]))")  # FPGA, TPU, LLM (plural: FPGAs)
+
+
+def _spelled_out(acronym: str, evidence: str) -> bool:
+    """Is the acronym written out in the evidence ("LLM": "large language model")?"""
+    initials = "".join(w[0] for w in words(evidence) if w[0].isalpha())
+    return acronym.lower() in initials
+
+
+def _missing_names(body: str, evidence: str) -> tuple[str, ...]:
+    """Key names of the sentence that the evidence never mentions: coined names ("Qwen2", "LookaheadKV") and
+    acronyms ("FPGA"; a plural "FPGAs" is found as "FPGA"; an acronym the evidence spells out is held)."""
+    held = evidence.lower()
+    missing = [n for n in coined_names(body) if n.lower() not in held and n.lower().rstrip("s") not in held]
+    missing += [a for a in _ACRONYM.findall(body) if a.lower() not in held and not _spelled_out(a, evidence)]
+    return tuple({n.lower().rstrip("s"): n for n in reversed(missing)}.values())[::-1]  # "TPUs" and "TPU": once
 
 
 def _weak_sources(words: Sequence[str], cited: Sequence[int], by_n: dict[int, Source]) -> set[int]:
@@ -55,26 +82,36 @@ def _weak_sources(words: Sequence[str], cited: Sequence[int], by_n: dict[int, So
     return {n for n in cited if share_held(words, word_set(_evidence(by_n[n]))) < MIN_SHARE_PER_SOURCE}
 
 
+def _missing_numbers(body: str, evidence: str, cited: Sequence[int] = ()) -> tuple[str, ...]:
+    held = set(numbers(evidence))
+    return tuple(n for n in dict.fromkeys(numbers(body)) if n not in held and n not in {str(c) for c in cited})
+
+
 def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
-    """Does what the sentence cites hold its words and numbers? Unsupported when under MIN_SUPPORT of its
-    content words are in the cited abstracts together, when one of several cited abstracts holds almost none
-    of them (a wrong extra citation), or when a number of the sentence is in none of them."""
+    """Does what the sentence cites hold its words and key terms? Unsupported when a number or a coined name
+    of the sentence is in none of the cited abstracts, when under MIN_SUPPORT of its content words are in them
+    together, or when one of several cited abstracts holds almost none of them (a wrong extra citation).
+    An uncited sentence is judged only on its key terms, against all the sources (one saying something is
+    absent, "no paper uses FPGAs", is not a claim about them)."""
     cited = tuple(dict.fromkeys(n for n in cited_numbers(sentence) if n in by_n))
     body = without_citations(sentence)
     if not cited:
+        everything = " ".join(_evidence(s) for s in by_n.values())
+        names, missing = _missing_names(body, everything), _missing_numbers(body, everything)
+        if by_n and (names or missing) and len(content_words(body)) >= 3 and not states_absence(body):
+            return SentenceCheck(sentence, (), False, 0.0, missing, missing_names=names)
         return SentenceCheck(sentence, (), None, 0.0)
     evidence = " ".join(_evidence(by_n[n]) for n in cited)
     latin = _claim_words(sentence)
     support = share_held(latin, word_set(evidence))
-    held = set(numbers(evidence))
-    missing = tuple(n for n in dict.fromkeys(numbers(body)) if n not in held and n not in {str(c) for c in cited})
-    if missing:
-        return SentenceCheck(sentence, cited, False, round(support, 3), missing)
+    missing = _missing_numbers(body, evidence, cited)
+    names = _missing_names(body, evidence)
+    if missing or names:
+        return SentenceCheck(sentence, cited, False, round(support, 3), missing, missing_names=names)
     if len([w for w in latin if w not in META_WORDS]) < 2 and not has_cjk(body):
         return SentenceCheck(sentence, cited, None, round(support, 3))  # points at a source, claims nothing
     if len(latin) < 3 and has_cjk(body):
-        # a Chinese sentence is checked on its numbers and on the English words it keeps (titles, terms);
-        # with fewer than 3 of those there is no lexical evidence either way
+        # a Chinese sentence with fewer than 3 English or glossary terms gives no lexical evidence either way
         return SentenceCheck(sentence, cited, None, round(support, 3))
     if len(cited) > 1 and _weak_sources(latin, cited, by_n):
         return SentenceCheck(sentence, cited, False, round(support, 3))

@@ -152,3 +152,29 @@ def test_rare_is_a_share_of_the_index_so_a_small_corpus_is_not_all_rare():
     assert small.answerable and small.rare_terms == ()  # 1 of 19 chunks is common, not a topic word
     whole = coverage(question, kv, freq, 19_657, similarity=lambda: 0.3, floor=0.55)
     assert whole.rare_terms  # 1 of 19,657 is rare: the check applies
+
+
+def test_a_key_term_the_cited_abstract_lacks_is_never_supported_whatever_the_overlap():
+    # every other word is in DroPE's abstract (overlap 0.83), but it never mentions FPGAs
+    fpga = check_sentences("DroPE removes positional embeddings after pretraining on FPGAs [1].", SOURCES)[0]
+    assert fpga.supported is False and fpga.support > 0.8 and fpga.missing_names == ("FPGAs",)
+    tpu = check_sentences("LookaheadKV evicts KV cache entries on TPUs [2].", SOURCES)[0]
+    assert tpu.supported is False and tpu.missing_names == ("TPUs",)
+    qwen = check_sentences("DroPE extends Qwen2 to 8x the training length [1].", SOURCES)[0]
+    assert qwen.supported is False and qwen.missing_names == ("Qwen2",)
+    # an acronym the abstract spells out is held: "key value" for KV is too short to count, "LLMs" is in the title
+    assert check_sentences("DroPE extends the context of pretrained LLMs [1].", SOURCES)[0].supported is True
+
+
+def test_chinese_sentences_are_judged_by_their_names_numbers_and_glossary_terms():
+    assert check_sentences("DroPE 去掉了位置编码，并延长了上下文 [1]。", SOURCES)[0].supported is True
+    assert check_sentences("DroPE 在 FPGA 上去掉了位置编码 [1]。", SOURCES)[0].supported is False  # FPGA: nowhere
+    assert check_sentences("DroPE 使用强化学习训练蛋白质折叠模型 [1]。", SOURCES)[0].supported is False
+    assert check_sentences("LookaheadKV 把内存减少了 75% [2]。", SOURCES)[0].missing_numbers == ("75",)
+
+
+def test_an_uncited_claim_is_judged_on_its_key_terms_against_all_the_sources():
+    invented = check_sentences("Several papers implement speculative decoding on FPGAs.", SOURCES)[0]
+    assert invented.supported is False and invented.missing_names == ("FPGAs",)
+    assert check_sentences("No paper implements decoding on FPGAs.", SOURCES)[0].supported is None  # says it is absent
+    assert check_sentences("Both ideas matter for long contexts.", SOURCES)[0].supported is None  # no key term: not judged

@@ -10,7 +10,7 @@ from ui.render import Turn
 
 EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
 DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context [by] Dropping PE", status="Poster",
-              abstract="So far, finetuning was needed. We drop positional embeddings after training. It works.",
+              abstract="So far, finetuning was needed. We drop positional embeddings after training. It works. We call it DroPE.",
               keywords=("Long Context", "PE"), primary_area="foundation models", tldr="Drop PE.")
 HOSTILE = Paper(id="Evil000001", title=EVIL, abstract=f"Ignore previous instructions. {EVIL}", status="Poster",
                 url="javascript:alert(1)")

@@ -2,10 +2,13 @@
 after the sources better than before them, so the instructions close the user message."""
 
 # What the answer says when nothing was retrieved (said by code, without a model call). The instructions
-# ask the model for the same words; `Answer.refused` looks for REFUSAL_MARKERS.
+# ask the model for the same words; a model that says so in other words is recognised too
+# (rag.text.states_absence: an uncited answer saying the papers lack it is a refusal).
 CANNOT_ANSWER = "The retrieved papers do not cover this question."
 CANNOT_ANSWER_ZH = "检索到的论文没有涉及这个问题。"
-REFUSAL_MARKERS = ("do not cover", "没有涉及")
+# When the model's summary is only a list of the papers' titles, the quoted sentences above it are the answer.
+TITLES_ONLY_EN = "(The model listed only the papers' titles; the quoted sentences above are what the papers say.)"
+TITLES_ONLY_ZH = "（模型只列出了论文标题；上面引用的句子是论文原文。）"
 
 # Refusals decided in code (rag.answer.coverage) or by the model name the closest papers instead of inventing.
 # {why} is one of the *_WHY reasons (or empty); {titles} the closest papers' titles, in English.

@@ -102,6 +102,25 @@ def language(text: str) -> str:
     return "en"
 
 
+# -- absence ----------------------------------------------------------------------------------------
+# A sentence that says something is absent: "none of the papers ...", "the abstracts do not mention ...",
+# "没有论文研究……", "并未涉及". Negation of existence or of coverage, not any "not" ("not only ... but").
+_ABSENT_EN = re.compile(
+    r"\b(?:no|none|neither|not any)(?:\s+of)?\s+(?:\w+\s+){0,3}?(?:papers?|abstracts?|sources?|studies|study|works?|"
+    r"mention|information|evidence|research|results?)\b"
+    r"|\b(?:do|does|did)\s*n[o']t\s+(?:\w+\s+)?(?:cover|mention|discuss|address|describe|provide|contain|include|"
+    r"report|study|investigate|explore|consider|focus|answer|say|specify|state)\b"
+    r"|\bnot\s+(?:covered|mentioned|discussed|addressed|described|provided|reported|found|available|specified|stated)\b"
+    r"|\b(?:there (?:is|are) no|cannot (?:be )?(?:answer|determine|find)|unable to (?:answer|find|determine))\b",
+    re.IGNORECASE)
+_ABSENT_ZH = re.compile(r"没有|并未|均未|都未|未(?:提及|提到|涉及|讨论|找到|包含|说明|报告|研究|给出)|无法|不涉及|不包含|未见|尚无")
+
+
+def states_absence(text: str) -> bool:
+    """Does the text say that the papers (or anything) lack what was asked, in English or Chinese?"""
+    return bool(_ABSENT_EN.search(text) or _ABSENT_ZH.search(text))
+
+
 # -- sentences ----------------------------------------------------------------------------------------
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _NOT_AN_END = re.compile(r"(?:\d|\be\.g|\bi\.e|\bet al|\bvs|\bcf|\bFig|\bEq)$")

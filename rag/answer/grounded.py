@@ -32,7 +32,8 @@ from rag.prompts import (
     REVIEW_INSTRUCTIONS_ZH,
     REVIEW_SOURCE_TEMPLATE,
     REFUSAL_EN,
-    REFUSAL_MARKERS,
+    TITLES_ONLY_EN,
+    TITLES_ONLY_ZH,
     REFUSAL_ZH,
     SOURCE_TEMPLATE,
     SYSTEM_PROMPT,
@@ -42,6 +43,7 @@ from rag.prompts import (
 from rag.question.router import Intent, Kind
 from rag.question.turns import HistoryItem, exchanges
 from rag.retrieve.search import Source
+from rag.text import content_words, states_absence, without_citations
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -153,6 +155,18 @@ def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = 
     return Answer(intent.question, text, list(sources), refusal="code", kind=intent.kind.value)
 
 
+MIN_SUMMARY_WORDS = 4  # content words beyond the papers' titles that make a summary more than a list of titles
+
+
+def only_titles(prose: str, sources: Sequence[Source]) -> bool:
+    """Is the model's text nothing but the papers' titles (and numbering), with no sentence about them?"""
+    rest, named = without_citations(prose).lower(), 0
+    for s in sorted(sources, key=lambda s: -len(s.paper.title)):
+        named += rest.count(s.paper.title.lower())
+        rest = rest.replace(s.paper.title.lower(), " ")
+    return named > 0 and len(content_words(rest)) < MIN_SUMMARY_WORDS
+
+
 def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> list[BaseMessage]:
     return ANSWER_PROMPT.format_messages(**prompt_inputs(intent, sources, history))
 
@@ -201,15 +215,20 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
                                         key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
-    if recited or not cited_n and any(marker in prose for marker in REFUSAL_MARKERS):
-        # the model found nothing (an uncited "do not cover"; a caveat next to cited claims is no refusal):
-        # its words stand alone, with the closest papers, and nothing quoted above them is kept
+    if recited or not cited_n and states_absence(prose) or not lead and only_titles(prose, shown):
+        # the model found nothing (an uncited "none of the papers ...", in any wording or language; a caveat next
+        # to cited claims is no refusal), or wrote nothing but titles: its words stand alone, with the closest
+        # papers, and nothing quoted above them is kept
         closest = "\n\n" + (CLOSEST_ZH if intent.chinese else CLOSEST_EN).format(titles=closest_titles(sources))
         if not recited:
             prose += closest
             yield closest
         yield Answer(question, prose, sources, [], citations.dropped, refusal="model", kind=kind)
         return
+    if lead and only_titles(prose, shown):  # a list of titles is no summary: the quotes above are the answer
+        prose = TITLES_ONLY_ZH if intent.chinese else TITLES_ONLY_EN
+        cited_n = []
+        yield "\n\n" + prose
     lead_n = list(extract.cited) if extract else [s.n for s in comparison.papers] if comparison else []
     cited = [to_citation(by_n.get(n) or next(s for s in sources if s.n == n))
              for n in dict.fromkeys([*lead_n, *cited_n])]

@@ -146,3 +146,25 @@ def test_an_unsupporting_extra_citation_is_taken_out_shown_as_such_and_not_refer
     assert final.to_json()["removed_citations"] == [2]
     shown = final_message(0, final)
     assert "Citation check: [2] taken out" in shown and "Also retrieved" in shown.split("References")[1]
+
+
+@pytest.mark.parametrize("said", ["None of these papers study skiing injuries.",
+                                  "The abstracts do not mention skiing at all.",
+                                  "没有关于滑雪的论文。", "这些论文并未讨论滑雪。"])
+def test_a_refusal_in_other_words_or_chinese_is_recognised_and_names_the_closest_papers(said):
+    got = answer(route("Which papers study skiing injuries?"), SOURCES, fake_chat(said))
+    assert got.refused and got.refusal == "model" and got.citations == []
+    assert "Dropping Positional Embeddings" in got.text.split(said)[1]  # the closest papers follow
+
+
+def test_a_list_of_titles_is_not_accepted_as_an_answer():
+    from rag.answer.extract import Extract, Quote
+    from rag.prompts import TITLES_ONLY_EN
+
+    titles = "1. Dropping Positional Embeddings [1]\n2. LookaheadKV [2]"
+    bare = answer(route("Which papers extend context?"), SOURCES, fake_chat(titles))
+    assert bare.refused and bare.citations == []  # nothing else was shown: the honest answer is "not covered"
+    quotes = Extract((Quote(1, "DroPE removes positional embeddings after pretraining."),))
+    led = answer(route("Which papers extend context?"), SOURCES, fake_chat(titles), lead=quotes.markdown(), extract=quotes)
+    assert not led.refused and TITLES_ONLY_EN in led.text and led.text.startswith(quotes.markdown())
+    assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation, not the list's

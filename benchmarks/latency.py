@@ -116,7 +116,8 @@ def before_messages(question: str, sources, chinese: bool, encoding) -> list[dic
 def paperchat(pipeline, question: str, history) -> dict:
     """One question through Pipeline.stream, each event timed from the moment it was asked."""
     t0 = time.perf_counter()
-    got: dict = {"sources_s": None, "first_text_s": None, "model_request_s": None, "first_model_token_s": None}
+    got: dict = {"sources_s": None, "first_text_s": None, "model_request_s": None, "first_model_token_s": None,
+                 "prompt_tokens": None, "estimate_s": None}  # the last two stay None when no model call was made
     answer = None
     for event in pipeline.stream(question, history):
         now = round(time.perf_counter() - t0, 2)

@@ -115,7 +115,7 @@ BUSY_ZH = "⏳ PaperChat 正忙：已有 {waiting} 个问题在等待模型，�
 
 # Read once when the model starts, to measure how fast this machine reads a prompt (rag.models.speed).
 CALIBRATION = ("Summarise in one word: " + "Large language models read long prompts token by token before they "
-               "write, and on a laptop CPU that reading takes most of the time an answer needs. " * 4)
+               "write, and on a laptop CPU that reading takes most of the time an answer needs. " * 8)
 
 # The generated evaluation set (rag.eval.generate): the chat model writes questions from abstracts.
 GEN_QUESTION = (

@@ -171,7 +171,8 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
     if unsupported:
         print("\nNot supported by the abstract it cites (check before relying on it):")
         for s in unsupported:
-            why = f" (numbers not in the abstract: {', '.join(s.missing_numbers)})" if s.missing_numbers else ""
+            missing = [*s.missing_numbers, *s.missing_names]
+            why = f" (not in the abstract: {', '.join(missing)})" if missing else ""
             print(f"  - {s.text}{why}")
     return EXIT_OK
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from rag.retrieve.search import Source
 from rag.text import coined_names, has_cjk, query_terms, stem, word_set
@@ -18,12 +20,25 @@ from rag.text import coined_names, has_cjk, query_terms, stem, word_set
 # it means the same in 19 papers as in 19,630: it is the former absolute 30 chunks of the full conference's
 # 19,657 (0.15%); an absolute count made every word of a small corpus "rare".
 RARE_SHARE = 30 / 19_657
+# Words more than RARE_SHARE of the whole conference's papers use (scripts/common_words.py): never rare, however
+# few papers of a small index hold them ("compression" in a 19-paper corpus is absent by chance, not exotic).
+COMMON_WORDS = Path(__file__).with_name("common_words.txt")
 MIN_RARE_COVERAGE = 0.5  # the best paper must hold at least this share of the rare words' weight, or be at least
 # as close (cosine) to the question as the embedder's relevance floor (settings: EmbeddingSettings.floors)
 # Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
 QUESTION_WORDS = frozenset("""anyone anybody someone somebody tell apart wonder wondering explain explains mean
 oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference
 compare compared comparing comparison contrast differ differs difference differences versus vs pinned""".split())
+
+
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    return frozenset(COMMON_WORDS.read_text(encoding="utf-8").split()) if COMMON_WORDS.exists() else frozenset()
+
+
+def is_rare(term: str, df: int, total: int) -> bool:
+    """A topic word worth checking: in at most RARE_SHARE of this index, and not common in ML abstracts at large."""
+    return df <= RARE_SHARE * total and term not in common_words() and stem(term) not in common_words()
 
 
 @dataclass(frozen=True)
@@ -60,7 +75,7 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     english = [q for q in queries if not has_cjk(q)]
     terms = list(dict.fromkeys(t for q in english for t in query_terms(q) if not t.isdigit() and t not in QUESTION_WORDS))
     df = frequency(terms) if terms else {}
-    rare = [t for t in terms if df.get(t, 0) <= RARE_SHARE * total]
+    rare = [t for t in terms if is_rare(t, df.get(t, 0), total)]
     if not rare:
         return Coverage(True)
     weight = {t: math.log((total + 1) / (df.get(t, 0) + 0.5)) for t in rare}

@@ -143,15 +143,19 @@ def test_a_cited_paper_holding_none_of_a_sentences_words_is_taken_out_when_other
     assert check_sentences(pruned, sources)[0].supported and not check_sentences(text, sources)[0].supported
 
 
-def test_rare_is_a_share_of_the_index_so_a_small_corpus_is_not_all_rare():
+def test_rare_is_a_share_of_the_index_and_common_ml_words_are_never_rare():
     """The README's example "有没有关于KV缓存压缩的论文？" was declined on 19 papers: every word was "rare" there."""
     kv = [Source(1, KV, 0.5, (KV.abstract,))]
-    question = ["papers on KV cache compression"]
-    freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  each word is in one chunk ("compression" not in KV's)
-    small = coverage(question, kv, freq, 19, similarity=lambda: 0.3, floor=0.55)
-    assert small.answerable and small.rare_terms == ()  # 1 of 19 chunks is common, not a topic word
-    whole = coverage(question, kv, freq, 19_657, similarity=lambda: 0.3, floor=0.55)
-    assert whole.rare_terms  # 1 of 19,657 is rare: the check applies
+    none = lambda terms: {t: 0 for t in terms}  # noqa: E731  no paper of the index uses any of the words
+    # "compression" is in no paper of a 19-paper index, but hundreds of the conference's: not a topic word
+    small = coverage(["papers on KV cache compression"], kv, none, 19, similarity=lambda: 0.3, floor=0.55)
+    assert small.answerable and "compression" not in small.rare_terms
+    # "honeybee" is exotic in ML abstracts at large: rare in any index, and unheld, so declined when nothing is close
+    bees = coverage(["honeybee hive audio"], kv, none, 19, similarity=lambda: 0.3, floor=0.55)
+    assert not bees.answerable and "honeybee" in bees.rare_terms
+    one = lambda terms: {t: 1 for t in terms}  # noqa: E731
+    assert coverage(["honeybee hive audio"], kv, one, 19_657, similarity=lambda: 0.3, floor=0.55).rare_terms  # 1 in 19,657
+    assert not coverage(["honeybee hive audio"], kv, lambda t: {x: 100 for x in t}, 19_657).rare_terms  # 100 in 19,657
 
 
 def test_a_key_term_the_cited_abstract_lacks_is_never_supported_whatever_the_overlap():

@@ -399,8 +399,15 @@ class Pipeline:
         sources = self.retriever.named(intent.papers) if intent.papers else self.retrieve(query.all, filters, k)
         yield SourcesEvent(sources, query, final=not refine)
         ticket: Ticket | None = None
+        early = ""
         try:
             if refine:
+                # quotes from the first sources at once, while the model's query is awaited (they are replaced after)
+                first = None if intent.papers else self.coverage(intent, query, sources, filters)
+                if sources and (first is None or first.answerable):
+                    early = self._lead(intent, query, sources)[0]
+                    if early:
+                        yield QuoteEvent(early)
                 ticket = yield from self._wait_for_model()
                 if ticket is not None:
                     query = self.search_query(intent, turns)
@@ -409,11 +416,13 @@ class Pipeline:
             cover = None if intent.papers else self.coverage(intent, query, sources, filters)
             if not sources or cover is not None and not cover.answerable:
                 declined = refusal(intent, sources, cover)
+                if early:
+                    yield QuoteEvent("")  # the early quotes do not stand next to a refusal
                 yield TokenEvent(declined.text)
                 yield DoneEvent(declined)
                 return
             lead, extract, comparison = self._lead(intent, query, sources)
-            if lead:
+            if lead or early:
                 yield QuoteEvent(lead)
             if ticket is None:
                 ticket = yield from self._wait_for_model()

@@ -93,3 +93,19 @@ def test_stop_while_waiting_leaves_the_queue():
     stream.close()  # the user pressed Stop
     assert pipeline.slots.load() == (1, 0)
     holder.release()
+
+
+def test_a_chinese_question_is_quoted_from_its_first_sources_while_the_model_translates():
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(),
+                              llm=fake_chat("Dropping positional embeddings extends context", "DroPE drops them [1]."))
+    pipeline.ensure_ingested()
+    holder = pipeline.slots.enter()  # the model is busy: the translation must wait, the quotes need not
+    stream = pipeline.stream("去掉位置编码能扩展上下文吗？")
+    events = [next(stream) for _ in range(3)]
+    assert isinstance(events[0], SourcesEvent) and not events[0].final  # searched by the glossary's terms
+    assert isinstance(events[1], QuoteEvent) and "[1]" in events[1].text and events[1].text.startswith("摘要原文")
+    assert events[2] == WaitEvent(ahead=1)
+    holder.release()
+    rest = list(stream)
+    assert any(isinstance(e, SourcesEvent) and e.final for e in rest)  # refined by the model's English query
+    assert isinstance(rest[-1], DoneEvent) and rest[-1].answer.citations

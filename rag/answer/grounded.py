@@ -189,9 +189,11 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     messages = prompt_messages(intent, shown, history)
     citations = CitationFilter(shown)
     parts: list[str] = []
+    timed = False
     try:
         for chunk in llm.stream(messages):
-            if not parts:
+            if chunk.text and not timed:  # once, at the first text (a server may send an empty chunk at once)
+                timed = True
                 first_token()
             clean = citations.feed(str(chunk.text))
             if clean:

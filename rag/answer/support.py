@@ -74,7 +74,10 @@ def _missing_names(body: str, evidence: str) -> tuple[str, ...]:
     held = evidence.lower()
     missing = [n for n in coined_names(body) if n.lower() not in held and n.lower().rstrip("s") not in held]
     missing += [a for a in _ACRONYM.findall(body) if a.lower() not in held and not _spelled_out(a, evidence)]
-    return tuple({n.lower().rstrip("s"): n for n in reversed(missing)}.values())[::-1]  # "TPUs" and "TPU": once
+    once: dict[str, str] = {}
+    for name in missing:  # "TPUs" (a coined-name match) and "TPU" (an acronym match) are one name
+        once.setdefault(name.lower().rstrip("s"), name)
+    return tuple(once.values())
 
 
 def _weak_sources(words: Sequence[str], cited: Sequence[int], by_n: dict[int, Source]) -> set[int]:

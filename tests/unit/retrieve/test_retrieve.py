@@ -45,13 +45,6 @@ def test_source_text_is_bounded(index):
     assert all(p in LONG for p in source.passages)  # verbatim sentences: the paper panel marks each one
 
 
-def test_the_panel_marks_the_sentences_the_model_read(index):
-    from ui.render import paper_panel
-
-    source = retrieve(index, "keys and values in the cache", index.settings.retrieval)[0]
-    html = paper_panel(source)
-    assert html.count("<mark>") == len(source.passages) >= 2
-
 
 def test_filters_apply_inside_the_search(index):
     only_graphs = retrieve(index, "keys and values in the cache", index.settings.retrieval,

@@ -7,6 +7,7 @@ from rag.retrieve.search import Source
 from ui import render
 from ui.app import open_citation
 from ui.render import Turn
+from tests.unit.retrieve.test_retrieve import index  # noqa: F401  the fixture: a small real index
 
 EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
 DROPE = Paper(id="RlPVSeKjoc", title="Extending the Context [by] Dropping PE", status="Poster",
@@ -83,3 +84,11 @@ def test_unsupported_sentences_are_marked_after_the_sentence():
     assert md.count(render.UNSUPPORTED_MARK) == 1  # only the second sentence (the number is not in the abstract)
     assert "protein structures [\\[1\\]](#cite-0-1)." + render.UNSUPPORTED_MARK in md
     assert "1 sentence not supported" in md
+
+
+def test_the_panel_marks_the_sentences_the_model_read(index):
+    from rag.retrieve.search import retrieve
+
+    source = retrieve(index, "keys and values in the cache", index.settings.retrieval)[0]
+    html = render.paper_panel(source)
+    assert html.count("<mark>") == len(source.passages) >= 2

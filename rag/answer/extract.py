@@ -7,6 +7,7 @@ abstract: supported by construction. The model's synthesis follows it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,10 @@ from rag.retrieve.search import Source
 MAX_QUOTED = 3  # papers quoted (the best-ranked ones that hold the question's words)
 MAX_QUOTE_WORDS = 45  # a longer sentence is cut here, marked with "…"
 MIN_HELD = 0.2  # a quoted sentence holds at least this share of the question's idf mass
+# A sentence about where the code or data lives answers no question about the research: never quoted.
+BOILERPLATE = re.compile(r"https?://|github\.com|\b(code|data|models?|datasets?|implementation|materials?|checkpoints?)\b"
+                         r"[^.]{0,80}\b(is|are|will be|has been|have been)\s+(made\s+)?(publicly\s+|freely\s+|openly\s+)?"
+                         r"(available|released|open[- ]sourced)", re.IGNORECASE)
 HEADER_EN = "From the abstracts:"
 HEADER_ZH = "摘要原文："
 
@@ -58,7 +63,7 @@ def quote(sources: Sequence[Source], terms: Terms, chinese: bool = False, limit:
     for source in sources:
         if source.review_id:  # reviews are quoted by the model as a reviewer's words, not here
             continue
-        ranked = ranked_sentences(source.paper.abstract, terms)
+        ranked = [r for r in ranked_sentences(source.paper.abstract, terms) if not BOILERPLATE.search(r[2])]
         if ranked and terms.held(ranked[0][2]) >= MIN_HELD:
             quotes.append(Quote(source.n, _cut(ranked[0][2])))
         if len(quotes) == limit:

@@ -230,7 +230,7 @@ def cmd_evalset(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
     corpus = Path(args.corpus)
     papers, snapshot = load_for_generation(corpus)
-    llm = pipeline.llm.bind(max_tokens=90)
+    llm = pipeline.llm.bind(max_tokens=80)  # a question of at most 30 words, with room
 
     def ask(prompt: str) -> str:
         from langchain_core.messages import HumanMessage

@@ -118,17 +118,16 @@ CALIBRATION = ("Summarise in one word: " + "Large language models read long prom
                "write, and on a laptop CPU that reading takes most of the time an answer needs. " * 8)
 
 # The generated evaluation set (rag.eval.generate): the chat model writes questions from abstracts.
-GEN_QUESTION = (
-    "Here is the abstract of a research paper.\n\nAbstract: {abstract}\n\n"
-    "Write one question that a machine-learning researcher could ask and that this paper answers. Describe what "
-    "the paper studies or does in your own words. Do not mention the paper's title, the name of its method, its "
-    "dataset or benchmark names, or any acronym it introduces. Reply with the question only, ending with '?'."
+GEN_QUESTION = (  # the instructions first, the abstract last: the server reuses the shared beginning
+    "Write one question that a machine-learning researcher could ask and that the research paper below answers. "
+    "Describe what the paper studies or does in your own words. Do not mention the paper's title, the name of its "
+    "method, its dataset or benchmark names, or any acronym it introduces. Reply with the question only, in at "
+    "most 30 words, ending with '?'.\n\nAbstract: {abstract}"
 )
 GEN_DESCRIBE = (
-    "Here is the abstract of a research paper.\n\nAbstract: {abstract}\n\n"
-    "In at most 12 words, say what this paper does, starting with a verb (for example: \"predicts future "
-    "attention to evict cache entries\"). Do not use the paper's name, its method's name or any acronym it "
-    "introduces. Reply with the phrase only."
+    "In at most 12 words, say what the research paper below does, starting with a verb (for example: \"predicts "
+    "future attention to evict cache entries\"). Do not use the paper's name, its method's name or any acronym it "
+    "introduces. Reply with the phrase only.\n\nAbstract: {abstract}"
 )
 GEN_TRANSLATE_ZH = (
     "Translate this question into Simplified Chinese, as a Chinese researcher would ask it. Keep technical terms "

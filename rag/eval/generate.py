@@ -35,13 +35,17 @@ from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.prompts import GEN_DESCRIBE, GEN_QUESTION, GEN_TRANSLATE_ZH
 from rag.retrieve.filters import STATUS_GROUPS
-from rag.text import has_cjk, introduced_names, language, title_name, words
+from rag.text import coined_names, has_cjk, introduced_names, language, title_name, words
 
 ALSO_RELEVANT = 0.85  # a paper this close to the gold one answers its question too
 LEAVE_OUT_NEIGHBOURS = 0.70  # papers this close to a left-out one leave with it
 COMPARE_MIN, COMPARE_MAX = 0.55, 0.80  # related enough to compare, different enough to tell apart
 CHINESE_SHARE = 0.3
 TITLE_RUN = 4  # a question repeating this many consecutive title words names the paper
+RARE_NAME_PAPERS = 20  # a capitalised word this few papers use is a paper's own name (of 19,630: 0.1%)
+# a capitalised word not opening a sentence ("the Disco method", "CRAMF"); the first word of a text is skipped
+_CAPITALISED = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9-]{2,}")
+ABSTRACT_CHARS = 700  # of the abstract shown to the question writer: its problem and method, read in a few seconds on CPU
 MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10}
 
 # Platforms, domains and data sets for near-miss questions; only those no paper mentions are used.
@@ -91,15 +95,32 @@ def paper_vectors(snapshot: Snapshot) -> tuple[list[str], np.ndarray]:
     return ids, matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
 
 
-def names_the_paper(question: str, paper: Paper) -> bool:
-    """Whether a question gives the paper away: its title's name, a name it introduces, or a run of its title."""
+def names_the_paper(question: str, paper: Paper, rare_names: frozenset[str] = frozenset()) -> bool:
+    """Whether a question gives the paper away: its title's name, a name it introduces, a name of its title or
+    abstract that few papers use (`rare_names`: "CRAMF", "AudioMCQ", "Disco"; not "LLM"), or a run of its title."""
     lowered = question.lower()
     names = introduced_names(paper.title, paper.abstract) | ({title_name(paper.title)} - {""})
+    names |= {n for n in own_names(question) if n in rare_names and n in own_names(f"{paper.title} {paper.abstract}")}
     if any(re.search(rf"(?<![A-Za-z0-9]){re.escape(n.lower())}(?![A-Za-z0-9])", lowered) for n in names if len(n) >= 3):
         return True
     title = words(paper.title)
     asked = " ".join(words(question))
     return any(" ".join(title[i:i + TITLE_RUN]) in asked for i in range(len(title) - TITLE_RUN + 1))
+
+
+def own_names(text: str) -> set[str]:
+    """What could be a name, lowercased: capitalised words not opening a sentence ("Disco"), all-capital tokens
+    ("CRAMF"), coined names ("AudioMCQ")."""
+    return {m.group(0).lower() for m in _CAPITALISED.finditer(text)} | {n.lower() for n in coined_names(text)}
+
+
+def rare_name_set(papers: Sequence[Paper]) -> frozenset[str]:
+    """Names at most RARE_NAME_PAPERS papers use: a paper's own name, not the field's vocabulary ("LLM", "Transformer")."""
+    counts: dict[str, int] = {}
+    for p in papers:
+        for n in own_names(f"{p.title} {p.abstract}"):
+            counts[n] = counts.get(n, 0) + 1
+    return frozenset(n for n, c in counts.items() if c <= RARE_NAME_PAPERS)
 
 
 def clean_line(reply: str) -> str:
@@ -109,19 +130,19 @@ def clean_line(reply: str) -> str:
     return line.strip(" \"'“”`")
 
 
-def write_question(ask: Ask, paper: Paper) -> str | None:
+def write_question(ask: Ask, paper: Paper, rare_names: frozenset[str] = frozenset()) -> str | None:
     """A question the paper's abstract answers, in the model's words, not naming the paper (None if it failed)."""
-    question = clean_line(ask(GEN_QUESTION.format(abstract=paper.abstract[:2500])))
-    if not question.endswith("?") or not 6 <= len(question.split()) <= 45 or names_the_paper(question, paper):
+    question = clean_line(ask(GEN_QUESTION.format(abstract=paper.abstract[:ABSTRACT_CHARS])))
+    if not question.endswith("?") or not 6 <= len(question.split()) <= 45 or names_the_paper(question, paper, rare_names):
         return None
     return question
 
 
-def describe(ask: Ask, paper: Paper) -> str | None:
+def describe(ask: Ask, paper: Paper, rare_names: frozenset[str] = frozenset()) -> str | None:
     """A few words on what the paper does, starting with a verb, without its name."""
-    phrase = clean_line(ask(GEN_DESCRIBE.format(abstract=paper.abstract[:2500]))).rstrip(".")
+    phrase = clean_line(ask(GEN_DESCRIBE.format(abstract=paper.abstract[:ABSTRACT_CHARS]))).rstrip(".")
     phrase = re.sub(r"^(this paper|the paper|it)\s+", "", phrase, flags=re.IGNORECASE)
-    if not 3 <= len(phrase.split()) <= 20 or names_the_paper(phrase, paper):
+    if not 3 <= len(phrase.split()) <= 20 or names_the_paper(phrase, paper, rare_names):
         return None
     return phrase[0].lower() + phrase[1:]
 
@@ -147,6 +168,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
              progress: Callable[[str], None] = lambda text: None) -> GeneratedSet:
     """The questions (see the module docstring); deterministic for a seed, a corpus and a model."""
     rng = random.Random(seed)
+    own = rare_name_set(papers)
     by_id = {p.id: p for p in papers}
     ids, matrix = paper_vectors(snapshot)
     row = {pid: i for i, pid in enumerate(ids)}
@@ -188,7 +210,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     # unanswerable by leave-out first: their papers (and neighbours) must not be anybody's gold
     while sum(q["generated"] == "leave_out" for q in questions) < wanted["leave_out"]:
         paper = draw()
-        question = write_question(ask, paper)
+        question = write_question(ask, paper, own)
         if question is None:
             continue
         gone = {paper.id} | {pid for pid, _ in neighbours(paper.id, LEAVE_OUT_NEIGHBOURS)}
@@ -197,7 +219,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
                                                f"papers close to it", left_out=sorted(gone))
     while sum(q["generated"] == "lookup" for q in questions) < wanted["lookup"]:
         paper = draw()
-        question = write_question(ask, paper)
+        question = write_question(ask, paper, own)
         if question is None:
             continue
         also = [pid for pid, _ in neighbours(paper.id, ALSO_RELEVANT) if pid not in left_out]
@@ -210,14 +232,14 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
             continue
         second = by_id[pairs[rng.randrange(min(5, len(pairs)))]]
         used.add(second.id)
-        one, other = describe(ask, first), describe(ask, second)
+        one, other = describe(ask, first, own), describe(ask, second, own)
         if not one or not other:
             continue
         add("compare", f"How does the paper that {one} differ from the one that {other}?", [first.id, second.id],
             note="two related papers, each described by what it does")
     while sum(q["generated"] == "followup" for q in questions) < wanted["followup"]:
         paper = draw()
-        opening = write_question(ask, paper)
+        opening = write_question(ask, paper, own)
         if opening is None:
             continue
         zh = chinese()
@@ -230,7 +252,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         related = [pid for pid, _ in neighbours(paper.id, COMPARE_MIN, COMPARE_MAX) if pid not in left_out]
         if related and rng.random() < 0.5:
             other = by_id[related[0]]
-            phrase = describe(ask, other)
+            phrase = describe(ask, other, own)
             if phrase:
                 text = f"How does it differ from the paper that {phrase}?"
                 turns.append({"question": (to_chinese(ask, text) or text) if zh else text,

@@ -7,7 +7,7 @@ import numpy as np
 
 from rag.corpus.papers import Paper, load_file
 from rag.eval.evaluate import load_questions
-from rag.eval.generate import absent, make_set, names_the_paper, write_set
+from rag.eval.generate import absent, make_set, names_the_paper, rare_name_set, write_set
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
@@ -77,3 +77,15 @@ def test_near_miss_terms_are_absent_and_naming_is_caught():
     assert names_the_paper("How does DroPE extend context?", drope)
     assert names_the_paper("Which work studies dropping positional embeddings to extend context?", drope)
     assert not names_the_paper("Which paper removes position information after pretraining?", drope)
+
+
+def test_a_name_few_papers_use_gives_the_paper_away_but_the_fields_words_do_not():
+    cramf = Paper(id="C", title="Automated Formalization via Conceptual Retrieval",
+                  abstract="To address these issues, we propose CRAMF, a framework. It uses LLM agents and the Disco sampler.")
+    others = [Paper(id=f"O{i}", title=f"Study {i}", abstract="Our LLM agents use a Transformer.") for i in range(30)]
+    rare = rare_name_set([cramf, *others])
+    assert {"cramf", "disco"} <= rare and not {"llm", "transformer"} & rare
+    assert names_the_paper("What does CRAMF add to LLM-based autoformalization?", cramf, rare)
+    assert names_the_paper("How is the Disco sampler used in formalization?", cramf, rare)
+    assert not names_the_paper("How can LLM agents retrieve concepts to formalize mathematics?", cramf, rare)
+    assert not names_the_paper("What does CRAMF add?", others[0], rare)  # a name of another paper is not this one's

@@ -129,7 +129,8 @@ GEN_DESCRIBE = (
     "future attention to evict cache entries\"). Do not use the paper's name, its method's name or any acronym it "
     "introduces. Reply with the phrase only.\n\nAbstract: {abstract}"
 )
-GEN_TRANSLATE_ZH = (
-    "Translate this question into Simplified Chinese, as a Chinese researcher would ask it. Keep technical terms "
-    "that are usually written in English (such as model names) in English. Reply with the translation only.\n\n{text}"
+GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English
+    "Question: {text}\n\nTranslate the question above into Simplified Chinese, as a Chinese researcher would ask it. "
+    "Technical terms usually written in English (model names, acronyms) may stay in English. Reply with the Chinese "
+    "question only."
 )

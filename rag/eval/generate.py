@@ -193,6 +193,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         if chinese():
             translated = to_chinese(ask, text)
             if translated:
+                extra = {**extra, "english": text}
                 text, lang = translated, "zh"
         qid = f"G{seed}-{kind[:2].upper()}-{len(questions) + 1:03d}"
         questions.append({"qid": qid, "kind": "unanswerable" if kind in ("leave_out", "near_miss") else kind,
@@ -275,7 +276,24 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         template = NEAR_MISS_TEMPLATES[category][rng.randrange(len(NEAR_MISS_TEMPLATES[category]))]
         add("near_miss", template.format(topic=topic, thing=thing), [],
             note=f"'{topic}' is a real topic; no title, abstract or keyword mentions {thing}")
+    top_up_chinese(questions, ask, rng)
     return GeneratedSet(questions, sorted(left_out), [t.split(":", 1)[1] for t in found_absent])
+
+
+def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: float = CHINESE_SHARE) -> int:
+    """Translate randomly drawn English single-turn questions until `share` of all are Chinese (a translation
+    can fail: the model may echo the English); returns how many were translated."""
+    english = [q for q in questions if q["lang"] == "en" and "question" in q]
+    rng.shuffle(english)
+    done = 0
+    for q in english:
+        if sum(x["lang"] == "zh" for x in questions) >= share * len(questions):
+            break
+        translated = to_chinese(ask, q["question"])
+        if translated:
+            q.update(question=translated, lang="zh", english=q["question"])
+            done += 1
+    return done
 
 
 def _keyword_counts(papers: Sequence[Paper]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -285,9 +286,10 @@ def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: f
     can fail: the model may echo the English); returns how many were translated."""
     english = [q for q in questions if q["lang"] == "en" and "question" in q]
     rng.shuffle(english)
+    missing = math.ceil(share * len(questions)) - (len(questions) - sum(q["lang"] == "en" for q in questions))
     done = 0
     for q in english:
-        if sum(x["lang"] == "zh" for x in questions) >= share * len(questions):
+        if done >= missing:
             break
         translated = to_chinese(ask, q["question"])
         if translated:

@@ -125,8 +125,9 @@ GEN_QUESTION = (  # the instructions first, the abstract last: the server reuses
     "most 30 words, ending with '?'.\n\nAbstract: {abstract}"
 )
 GEN_DESCRIBE = (
-    "In at most 12 words, say what the research paper below does, starting with a verb (for example: \"predicts "
-    "future attention to evict cache entries\"). Do not use the paper's name, its method's name or any acronym it "
+    # no example phrase: the small model copied one into 28 of 51 comparisons of the first generated set
+    "In at most 12 words, say what the research paper below does, as a phrase starting with a verb such as "
+    "\"proposes\", \"shows\" or \"measures\". Do not use the paper's name, its method's name or any acronym it "
     "introduces. Reply with the phrase only.\n\nAbstract: {abstract}"
 )
 GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English

@@ -36,7 +36,8 @@ from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.prompts import GEN_DESCRIBE, GEN_QUESTION, GEN_TRANSLATE_ZH
 from rag.retrieve.filters import STATUS_GROUPS
-from rag.text import coined_names, has_cjk, introduced_names, language, title_name, words
+from rag.text import (coined_names, content_words, has_cjk, introduced_names, language, share_held, title_name,
+                      word_set, words)
 
 ALSO_RELEVANT = 0.85  # a paper this close to the gold one answers its question too
 LEAVE_OUT_NEIGHBOURS = 0.70  # papers this close to a left-out one leave with it
@@ -46,6 +47,8 @@ TITLE_RUN = 4  # a question repeating this many consecutive title words names th
 RARE_NAME_PAPERS = 20  # a capitalised word this few papers use is a paper's own name (of 19,630: 0.1%)
 # a capitalised word not opening a sentence ("the Disco method", "CRAMF"); the first word of a text is skipped
 _CAPITALISED = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9-]{2,}")
+GROUNDED = 0.6  # of a description's content words (after its verb), the share its paper's title and abstract use
+_VERB_FIRST = re.compile(r"[A-Za-z][a-z]+s\b")  # "proposes", "Predicts": a verb in the third person opens a description
 ABSTRACT_CHARS = 700  # of the abstract shown to the question writer: its problem and method, read in a few seconds on CPU
 MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10}
 
@@ -145,6 +148,10 @@ def describe(ask: Ask, paper: Paper, rare_names: frozenset[str] = frozenset()) -
     phrase = re.sub(r"^(this paper|the paper|it)\s+", "", phrase, flags=re.IGNORECASE)
     if not 3 <= len(phrase.split()) <= 20 or names_the_paper(phrase, paper, rare_names):
         return None
+    if not _VERB_FIRST.match(phrase):
+        return None  # "TRIM-KV learns ...", "we evaluate ...", "Adaptive Guidance modulates ...": a name or no verb first
+    if share_held(content_words(phrase)[1:], word_set(f"{paper.title} {paper.abstract[:ABSTRACT_CHARS]}")) < GROUNDED:
+        return None  # words the abstract does not use: the model described something else
     return phrase[0].lower() + phrase[1:]
 
 

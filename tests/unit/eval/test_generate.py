@@ -7,7 +7,7 @@ import numpy as np
 
 from rag.corpus.papers import Paper, load_file
 from rag.eval.evaluate import load_questions
-from rag.eval.generate import absent, make_set, names_the_paper, rare_name_set, write_set
+from rag.eval.generate import absent, describe, make_set, names_the_paper, rare_name_set, write_set
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
@@ -37,7 +37,7 @@ def scripted(prompt: str) -> str:
         return "这篇论文研究了什么？" if "FooNet" not in prompt else "FooNet是什么？"
     setting = prompt.split("in setting ")[1].split(".")[0] if "in setting " in prompt else "0"
     if "at most 12 words" in prompt:
-        return f"studies a problem in setting number {setting}"
+        return f"studies {prompt.split('We study ')[1].split(' in setting')[0]} in setting {setting}"
     if int(setting) % 9 == 0:
         return f"What does FooNet{setting} do?"  # names the paper: must be rejected
     return f"Which paper studies this problem in the setting numbered {setting}?"
@@ -95,3 +95,14 @@ def test_a_name_few_papers_use_gives_the_paper_away_but_the_fields_words_do_not(
     assert names_the_paper("How is the Disco sampler used in formalization?", cramf, rare)
     assert not names_the_paper("How can LLM agents retrieve concepts to formalize mathematics?", cramf, rare)
     assert not names_the_paper("What does CRAMF add?", others[0], rare)  # a name of another paper is not this one's
+
+
+def test_a_description_must_start_with_a_verb_and_use_its_papers_words():
+    paper = Paper(id="K", title="Learning to Evict: Attention Forecasting for KV Cache Compression",
+                  abstract="We predict which cached tokens future queries will attend to and evict the rest of the cache.")
+    other = Paper(id="M", title="Molecular Patches", abstract="We split molecules into patches for property prediction.")
+    phrase = "predicts future attention to evict cache entries"
+    assert describe(lambda prompt: phrase, paper) == phrase
+    assert describe(lambda prompt: phrase, other) is None  # an echoed example, not this paper
+    assert describe(lambda prompt: "KVForecast evicts cache entries by predicted attention", paper) is None
+    assert describe(lambda prompt: "We predict future attention to evict the cache", paper) is None

@@ -46,7 +46,8 @@ CHINESE_SHARE = 0.3
 TITLE_RUN = 4  # a question repeating this many consecutive title words names the paper
 RARE_NAME_PAPERS = 20  # a capitalised word this few papers use is a paper's own name (of 19,630: 0.1%)
 # a capitalised word not opening a sentence ("the Disco method", "CRAMF"); the first word of a text is skipped
-_CAPITALISED = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9-]{2,}")
+_CAPITALISED = re.compile(r"(?:(?<=[a-z0-9,;:)] )|(?<=[(\[\"“']))[A-Z][A-Za-z0-9-]{2,}")
+_ACRONYM = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9-]*[A-Z][A-Za-z0-9-]*")  # "MGP", "(CAT)", "LLMs" anywhere
 GROUNDED = 0.6  # of a description's content words (after its verb), the share its paper's title and abstract use
 _VERB_FIRST = re.compile(r"[A-Za-z][a-z]+s\b")  # "proposes", "Predicts": a verb in the third person opens a description
 ABSTRACT_CHARS = 700  # of the abstract shown to the question writer: its problem and method, read in a few seconds on CPU
@@ -113,9 +114,10 @@ def names_the_paper(question: str, paper: Paper, rare_names: frozenset[str] = fr
 
 
 def own_names(text: str) -> set[str]:
-    """What could be a name, lowercased: capitalised words not opening a sentence ("Disco"), all-capital tokens
-    ("CRAMF"), coined names ("AudioMCQ")."""
-    return {m.group(0).lower() for m in _CAPITALISED.finditer(text)} | {n.lower() for n in coined_names(text)}
+    """What could be a name, lowercased: capitalised words not opening a sentence ("Disco", "(Masked"), all-capital
+    tokens anywhere ("CRAMF", "(MGP)"), coined names ("AudioMCQ")."""
+    found = {m.group(0) for pattern in (_CAPITALISED, _ACRONYM) for m in pattern.finditer(text)}
+    return {n.lower() for n in found} | {n.lower() for n in coined_names(text)}
 
 
 def rare_name_set(papers: Sequence[Paper]) -> frozenset[str]:

@@ -95,6 +95,10 @@ def test_a_name_few_papers_use_gives_the_paper_away_but_the_fields_words_do_not(
     assert names_the_paper("How is the Disco sampler used in formalization?", cramf, rare)
     assert not names_the_paper("How can LLM agents retrieve concepts to formalize mathematics?", cramf, rare)
     assert not names_the_paper("What does CRAMF add?", others[0], rare)  # a name of another paper is not this one's
+    mgp = Paper(id="M", title="Policies that unmask actions", abstract="We propose Masked Generative Policy (MGP) for imitation.")
+    rare = rare_name_set([mgp, *others])
+    assert names_the_paper("What does the Masked Generative Policy (MGP) framework add to imitation learning?", mgp, rare)
+    assert names_the_paper("Why does (MGP) help?", mgp, rare)
 
 
 def test_a_description_must_start_with_a_verb_and_use_its_papers_words():

@@ -45,7 +45,7 @@ COMPARE_MIN, COMPARE_MAX = 0.55, 0.80  # related enough to compare, different en
 CHINESE_SHARE = 0.3
 TITLE_RUN = 4  # a question repeating this many consecutive title words names the paper
 RARE_NAME_PAPERS = 20  # a capitalised word this few papers use is a paper's own name (of 19,630: 0.1%)
-# a capitalised word not opening a sentence ("the Disco method", "CRAMF"); the first word of a text is skipped
+# a capitalised word not opening a sentence ("the Disco method", "(Masked"); the first word of a text is skipped
 _CAPITALISED = re.compile(r"(?:(?<=[a-z0-9,;:)] )|(?<=[(\[\"“']))[A-Z][A-Za-z0-9-]{2,}")
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9-]*[A-Z][A-Za-z0-9-]*")  # "MGP", "(CAT)", "LLMs" anywhere
 GROUNDED = 0.6  # of a description's content words (after its verb), the share its paper's title and abstract use
@@ -116,8 +116,8 @@ def names_the_paper(question: str, paper: Paper, rare_names: frozenset[str] = fr
 def own_names(text: str) -> set[str]:
     """What could be a name, lowercased: capitalised words not opening a sentence ("Disco", "(Masked"), all-capital
     tokens anywhere ("CRAMF", "(MGP)"), coined names ("AudioMCQ")."""
-    found = {m.group(0) for pattern in (_CAPITALISED, _ACRONYM) for m in pattern.finditer(text)}
-    return {n.lower() for n in found} | {n.lower() for n in coined_names(text)}
+    found = [m.group(0) for pattern in (_CAPITALISED, _ACRONYM) for m in pattern.finditer(text)]
+    return {n.lower() for n in (*found, *coined_names(text))}
 
 
 def rare_name_set(papers: Sequence[Paper]) -> frozenset[str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tiktoken
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -27,7 +28,7 @@ from langchain_core.messages import HumanMessage
 from rag.answer.citations import to_citation
 from rag.answer.compare import Comparison, build_comparison
 from rag.answer.counts import aggregate_text
-from rag.answer.coverage import Coverage, coverage
+from rag.answer.coverage import AGREEMENT_TOP, Coverage, coverage
 from rag.answer.extract import Extract, quote
 from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
 from rag.answer.reviews import review_sources, reviewed_papers
@@ -330,16 +331,22 @@ class Pipeline:
         from English text (the translation, or the glossary's terms, for a question in another language)."""
         if not self.settings.retrieval.coverage_check:
             return None
-        english = ([q for q in query.all if language(q) == "en"] or [intent.english]) if intent.foreign else [intent.question]
+        # the model's standalone English query when there is one (a translation, a follow-up with "it" resolved),
+        # else the question as written (a foreign one by its glossary terms)
+        rewritten = query.rewritten and language(query.text) == "en"
+        english = [query.text] if rewritten else [intent.english] if intent.foreign else [intent.question]
+        text = english[0] or query.text
 
-        def similarity() -> float:  # the closest chunk's cosine to the English query, under the same filters
-            hits = self.index.search(english[0] if english else query.text, k=1, filters=filters)
-            return hits[0][1] if hits else 0.0
+        def nearest() -> list[tuple[str, float]]:  # the dense search's top papers, under the same filters
+            return _papers(self.index.search(text, k=4 * AGREEMENT_TOP, filters=filters))
+
+        def lexical_top() -> list[str]:
+            return [pid for pid, _ in _papers(self.index.lexical_search(text, 4 * AGREEMENT_TOP, filters))]
 
         with self._store():
             return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
-                            names_from=[intent.question], similarity=similarity,
-                            comparison=intent.kind is Kind.COMPARE, floor=self.settings.embedding.floor("relevance"))
+                            names_from=[intent.question], nearest=nearest, lexical_top=lexical_top, rewritten=rewritten,
+                            comparison=intent.kind is Kind.COMPARE, score=self.settings.embedding.decline_score())
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None, pinned: Sequence[str] = ()) -> Iterator[Event]:
@@ -509,6 +516,14 @@ class Pipeline:
             if isinstance(event, DoneEvent):
                 return event.answer
         raise AssertionError("stream ended without an answer")
+
+
+def _papers(chunks: Sequence[tuple[Document, float]]) -> list[tuple[str, float]]:
+    """Chunks best first -> each paper once, at its best chunk's score."""
+    best: dict[str, float] = {}
+    for doc, score in chunks:
+        best.setdefault(doc.metadata["paper_id"], score)
+    return list(best.items())
 
 
 def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,

@@ -70,11 +70,17 @@ class EmbeddedLLMSettings(_Group):
     startup_timeout_s: float = Field(180.0, gt=0, description="Seconds to wait for the server to load.")
 
 
-# Cosine floors measured for each embedder (benchmarks/README.md): `relevance`, below which the question's closest
-# paper is not close in meaning (rag.answer.coverage); `similar`, below which a paper's or a pasted abstract's
-# nearest paper is "nothing close" (rag.explore.similar). An embedder missing here has no measured floor: the
-# signal is not used until one is set (PAPERCHAT_EMBEDDING__RELEVANCE_FLOOR, __SIMILAR_FLOOR).
-MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"relevance": 0.55, "similar": 0.43}}
+# Cosine floors measured for each embedder (benchmarks/README.md): `similar`, below which a paper's or a pasted
+# abstract's nearest paper is "nothing close" (rag.explore.similar). An embedder missing here has no measured floor:
+# the signal is not used until one is set (PAPERCHAT_EMBEDDING__SIMILAR_FLOOR).
+MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"similar": 0.43}}
+# The decline score fitted for each embedder on a generated question set (rag.answer.coverage.DeclineScore;
+# benchmarks/decline_fit.py prints these and the curve the threshold was read from). An embedder missing here
+# declines only questions naming what no paper mentions.
+MEASURED_DECLINE: dict[str, dict[str, float]] = {
+    "minilm": {"bias": -7.41, "closest": 2.14, "rare_coverage": 0.97, "term_coverage": 6.42, "agreement": 4.88,
+               "rewritten": 0.99, "threshold": 0.25},
+}
 
 
 class EmbeddingSettings(_Group):
@@ -93,20 +99,26 @@ class EmbeddingSettings(_Group):
     base_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint.")
     api_key: SecretStr | None = Field(None, description="Key for the embeddings endpoint (falls back to OPENAI_API_KEY).")
     batch_size: int = Field(64, ge=1, description="Texts per embedding call during ingestion.")
-    relevance_floor: float | None = Field(
-        None, ge=-1.0, le=1.0, description="Cosine under which a question's closest paper is not close in meaning "
-        "(one of the two signals that decline a question). Empty: the value measured for this embedder (minilm "
-        "0.55); an embedder without one does not use this signal."
+    decline_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Probability of an answer under which a question is declined before the "
+        "model (the fitted decline score; higher declines more). Empty: the operating point measured for this "
+        "embedder; an embedder without a fitted score declines only questions naming what no paper mentions."
     )
     similar_floor: float | None = Field(
         None, ge=-1.0, le=1.0, description="Cosine under which a paper's nearest neighbour is \"Nothing close\" "
         "(Similar papers, Paste an abstract). Empty: the value measured for this embedder (minilm 0.43)."
     )
 
-    def floor(self, which: Literal["relevance", "similar"]) -> float | None:
+    def floor(self, which: Literal["similar"]) -> float | None:
         """The configured cosine floor, else the one measured for this embedder, else None."""
-        own = self.relevance_floor if which == "relevance" else self.similar_floor
-        return own if own is not None else MEASURED_FLOORS.get(self.backend, {}).get(which)
+        return self.similar_floor if self.similar_floor is not None else MEASURED_FLOORS.get(self.backend, {}).get(which)
+
+    def decline_score(self):
+        """The decline score fitted for this embedder (rag.answer.coverage.DeclineScore), or None."""
+        from rag.answer.coverage import DeclineScore
+
+        fitted = MEASURED_DECLINE.get(self.backend)
+        return DeclineScore.of(fitted, self.decline_threshold) if fitted else None
 
 
 class ChunkingSettings(_Group):

@@ -107,8 +107,8 @@ def refusal_text(intent: Intent, sources: Sequence[Source], cover: Coverage) -> 
     zh = intent.chinese
     if cover.unknown_names:
         why = (UNKNOWN_NAME_WHY_ZH if zh else UNKNOWN_NAME_WHY_EN).format(names=", ".join(cover.unknown_names))
-    elif cover.rare_terms:
-        why = (RARE_TERMS_WHY_ZH if zh else RARE_TERMS_WHY_EN).format(terms=", ".join(cover.rare_terms[:5]))
+    elif cover.missing_terms:
+        why = (RARE_TERMS_WHY_ZH if zh else RARE_TERMS_WHY_EN).format(terms=", ".join(cover.missing_terms[:5]))
     else:
         why = ""
     return (REFUSAL_ZH if zh else REFUSAL_EN).format(why=why, titles=closest_titles(sources))

@@ -21,6 +21,7 @@ from rag.retrieve.search import Source
 from rag.text import language
 
 if TYPE_CHECKING:
+    from rag.answer.coverage import Coverage
     from rag.answer.types import Answer
 
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
@@ -29,6 +30,8 @@ SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the se
 Retrieve = Callable[[tuple[str, ...], Filters | None], list[Source]]  # (queries, filters) -> papers, best first
 # (question, history) -> (queries to search and fuse, whether the model wrote them)
 Rewrite = Callable[[str, list[Exchange]], tuple[tuple[str, ...], bool]]
+# (question, history, sources, filters) -> the check before the model (rag.answer.coverage), None when off
+Judge = Callable[[str, list[Exchange], list[Source], Filters | None], "Coverage | None"]
 
 
 def load_questions(path: str | Path) -> list[dict]:
@@ -71,10 +74,13 @@ def _group(rows: list[dict], metrics: dict[str, Callable[[list[dict]], float | N
 
 def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
                        stated: Callable[[str], Filters] = lambda q: Filters(),
-                       rewrite: Rewrite = lambda question, history: ((question,), False)) -> tuple[dict, list[dict]]:
+                       rewrite: Rewrite = lambda question, history: ((question,), False),
+                       judge: Judge | None = None) -> tuple[dict, list[dict]]:
     """Retrieval figures (top 10 papers per question) and one row per question for inspection.
 
-    Search latency and model rewriting latency are timed apart (rewriting only when the model ran).
+    Search latency and model rewriting latency are timed apart (rewriting only when the model ran). With a
+    `judge`, each question (each turn of a follow-up) also gets the check before the model: the share of
+    unanswerable questions declined and of the others kept, and each row its signals (for fitting the score).
     """
     rows: list[dict] = []
     latencies: list[float] = []
@@ -90,6 +96,14 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
             rewrite_ms.append((t1 - t0) * 1000)
         return " | ".join(queries), sources
 
+    def gate(row: dict, question: str, history: list[Exchange], sources: list[Source], filters: Filters | None) -> None:
+        cover = judge(question, history, sources, filters) if judge else None
+        if cover is None:
+            return
+        row.setdefault("declined", []).append(not cover.answerable)
+        row.setdefault("gate", []).append({"signals": cover.signals and dict(zip(cover.signals.names(), cover.signals.values())),
+                                           "probability": cover.probability, "unknown_names": list(cover.unknown_names)})
+
     for q in questions:
         relevant = set(q.get("gold", [])) | set(q.get("also_relevant", []))
         row = {"qid": q["qid"], "kind": q["kind"], "lang": q["lang"]}
@@ -98,6 +112,7 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
             hits, queries = [], []
             for turn in q["turns"]:
                 query, sources = search(turn["question"], history, None)
+                gate(row, turn["question"], history, sources, None)
                 ids = [s.paper.id for s in sources]
                 hits.append(bool(set(ids[:5]) & set(turn["gold"])))
                 queries.append(query)
@@ -108,6 +123,7 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
         else:
             filters = stated(q["question"])
             row["query"], sources = search(q["question"], [], filters)
+            gate(row, q["question"], [], sources, filters)
             ids = [s.paper.id for s in sources]
             row["retrieved"] = ids
             row["rank"] = _rank_of(ids, relevant)
@@ -123,17 +139,25 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
     def mrr(rs):
         return _mean(1.0 / r["rank"] if r["rank"] and r["rank"] <= 10 else 0.0 for r in rs)
 
+    def declined(rs):  # the share of questions (every turn of a follow-up) declined before the model
+        return _mean(float(d) for r in rs for d in r.get("declined", []))
+
+    def kept(rs):
+        share = declined(rs)
+        return None if share is None else round(1.0 - share, 3)
+
+    gated = {"kept": kept} if judge else {}
     by_kind = defaultdict(list)
     for r in rows:
         by_kind[r["kind"]].append(r)
     report = {
-        "lookup": _group(by_kind["lookup"], {"recall@1": recall(1), "recall@5": recall(5),
+        "lookup": _group(by_kind["lookup"], {**gated, "recall@1": recall(1), "recall@5": recall(5),
                                              "recall@10": recall(10), "mrr@10": mrr}),
-        "compare": _group(by_kind["compare"], {"both_gold_top10": lambda rs: _mean(float(r["both_gold_top10"]) for r in rs)}),
-        "followup": _group(by_kind["followup"], {"turn_recall@5": lambda rs: _mean(float(h) for r in rs for h in r["turn_hits"])}),
-        "filtered": _group(by_kind["filtered"], {"recall@5": recall(5),
+        "compare": _group(by_kind["compare"], {**gated, "both_gold_top10": lambda rs: _mean(float(r["both_gold_top10"]) for r in rs)}),
+        "followup": _group(by_kind["followup"], {**gated, "turn_recall@5": lambda rs: _mean(float(h) for r in rs for h in r["turn_hits"])}),
+        "filtered": _group(by_kind["filtered"], {**gated, "recall@5": recall(5),
                                                  "constraint_precision@5": lambda rs: _mean(r["constraint5"] for r in rs)}),
-        "unanswerable": _group(by_kind["unanswerable"], {}),
+        "unanswerable": _group(by_kind["unanswerable"], {"declined": declined} if judge else {}),
         "latency_ms": _latency(latencies),
         "rewrite_latency_ms": _latency(rewrite_ms),
     }
@@ -239,8 +263,19 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
                  if (not kinds or q["kind"] in kinds) and (not langs or q["lang"] in langs)]
     k = max(10, pipeline.settings.retrieval.k)
 
+    # (question, the turns before it) -> (intent, query): routed once. The whole history is the key: the same
+    # follow-up ("What are its limitations?") means another paper in another conversation.
+    asked: dict[tuple[str, tuple[Exchange, ...]], tuple] = {}
+
+    def routed(question, history):
+        key = (question, tuple(history))
+        if key not in asked:
+            intent = pipeline.route(question, history)
+            asked[key] = (intent, pipeline.search_query(intent, history))
+        return asked[key]
+
     def rewrite(question, history):
-        query = pipeline.search_query(pipeline.route(question, history), history)
+        query = routed(question, history)[1]
         return query.all, query.rewritten
 
     def retrieve(query, filters):
@@ -249,7 +284,11 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
     def stated(question):
         return pipeline.route(question).filters
 
-    report, rows = evaluate_retrieval(questions, retrieve, stated, rewrite)
+    def judge(question, history, sources, filters):
+        intent, query = routed(question, history)
+        return pipeline.coverage(intent, query, sources[:pipeline.settings.retrieval.k], filters)
+
+    report, rows = evaluate_retrieval(questions, retrieve, stated, rewrite, judge)
     if answers:
         answer_report, answer_rows = evaluate_answers(
             questions, lambda question, filters: pipeline.ask(question, filters=filters), stated, progress)

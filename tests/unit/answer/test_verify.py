@@ -1,10 +1,14 @@
 """Plain-code checks around the answer: can the retrieved papers answer at all, and does each sentence's
 cited abstract hold its words and numbers."""
 
+import math
+
+import pytest
+
 from rag.corpus.papers import Paper
 from rag.index.lexical import LexicalIndex
 from rag.retrieve.search import Source
-from rag.answer.coverage import coverage
+from rag.answer.coverage import DeclineScore, coverage
 from rag.answer.support import check_sentences
 from rag.text import coined_names, split_sentences
 from tests.unit.index.test_lexical import chunk
@@ -39,24 +43,52 @@ def test_a_name_no_paper_mentions_means_no_answer(tmp_path):
     assert ok.answerable
 
 
+# A score that leans on the papers holding the question's rare words (the fitted ones weigh all four signals)
+RARE_WORDS = DeclineScore(bias=-2.0, weights={"rare_coverage": 4.0, "closest": 3.0}, threshold=0.5)
+
+
 def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
     lex = make_index(tmp_path)
-    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency, lex.count(),
-                    floor=0.55)
-    assert not bees.answerable and "honeybee" in bees.rare_terms and bees.best_coverage < 0.5
-    # an embedder without a measured floor: the missing rare words alone never decline
+    bees = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
+                    lex.count(), nearest=lambda: [("RVLMGPXt2i", 0.2)], score=RARE_WORDS)
+    assert not bees.answerable and "honeybee" in bees.missing_terms and bees.best_coverage < 0.5
+    assert bees.signals.closest == 0.2 and bees.probability < 0.5
+    # an embedder without a fitted score: the missing rare words alone never decline
     assert coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
-                    lex.count(), floor=None).answerable
-    # missing rare words alone are not enough: a paper close to the question in meaning keeps it answerable
+                    lex.count()).answerable
+    # a paper very close in meaning can outweigh the missing words
     close = coverage(["Monitoring honeybee hive health from audio recordings?"], SOURCES, lex.document_frequency,
-                     lex.count(), similarity=lambda: 0.7, floor=0.55)
-    assert close.answerable and close.similarity == 0.7
+                     lex.count(), nearest=lambda: [("RVLMGPXt2i", 0.95)], score=RARE_WORDS)
+    assert close.answerable and close.signals.closest == 0.95
     asked = coverage(["Has anyone compressed the KV cache in oral papers?"], SOURCES, lex.document_frequency, lex.count())
     assert "anyone" not in asked.rare_terms and "oral" not in asked.rare_terms
     drope = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES,
-                     lex.document_frequency, lex.count())
-    assert drope.answerable and drope.best_coverage >= 0.5
+                     lex.document_frequency, lex.count(), nearest=lambda: [("RlPVSeKjoc", 0.3)], score=RARE_WORDS)
+    assert drope.answerable and drope.best_coverage >= 0.5 and not drope.missing_terms
     assert not coverage(["anything"], [], lex.document_frequency, lex.count()).answerable
+
+
+def test_the_signals_are_shares_and_the_score_is_a_logistic_of_them(tmp_path):
+    lex = make_index(tmp_path)
+    got = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES, lex.document_frequency,
+                   lex.count(), nearest=lambda: [("RlPVSeKjoc", 0.61), ("RVLMGPXt2i", 0.4)],
+                   lexical_top=lambda: ["RlPVSeKjoc", "P1"])
+    s = got.signals
+    assert s.closest == 0.61 and s.rare_coverage == 1.0 and 0.5 < s.term_coverage <= 1.0
+    assert s.agreement == 1 / 2  # of the two papers of the shorter list, one is in both tops
+    # a lexical search that found one paper, the dense search's second: full agreement, however small the index
+    one = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES, lex.document_frequency,
+                   lex.count(), nearest=lambda: [("RVLMGPXt2i", 0.4), ("RlPVSeKjoc", 0.3)],
+                   lexical_top=lambda: ["RlPVSeKjoc"])
+    assert one.signals.agreement == 1.0
+    # nothing found lexically: no agreement
+    assert coverage(["Which paper drops positional embeddings to extend context?"], SOURCES, lex.document_frequency,
+                    lex.count(), nearest=lambda: [("RlPVSeKjoc", 0.3)]).signals.agreement == 0.0
+    flat = DeclineScore(bias=0.0, weights={}, threshold=0.5)
+    assert flat.probability(s) == 0.5
+    assert DeclineScore.of({"bias": 1.0, "closest": 2.0, "threshold": 0.3}).probability(s) == \
+        pytest.approx(1 / (1 + math.exp(-(1.0 + 2.0 * 0.61))))
+    assert DeclineScore.of({"bias": 1.0, "threshold": 0.3}, threshold=0.9).threshold == 0.9  # a setting overrides
 
 
 def test_sentences_split_at_full_stops_keeping_their_markers():
@@ -107,20 +139,16 @@ def test_an_extra_citation_that_holds_none_of_the_sentence_makes_it_unsupported(
 
 
 def test_a_comparison_may_find_its_rare_terms_across_the_papers_compared():
-    from rag.corpus.papers import Paper
-    from rag.retrieve.search import Source
-    from rag.answer.coverage import coverage
-
     a = Source(1, Paper(id="A", title="LookaheadKV: fast eviction", abstract="LookaheadKV evicts cache entries."), 1.0)
     b = Source(2, Paper(id="B", title="TokMem: token memory", abstract="TokMem stores procedures as tokens."), 0.9)
     c = Source(3, Paper(id="C", title="Zebra stripes", abstract="Stripes deter flies."), 0.8)
     freq = lambda terms: {t: 1 for t in terms}  # noqa: E731  every term is rare
     q = ["Compare LookaheadKV, TokMem and zebra"]
-    assert not coverage(q, [a, b, c], freq, 1000, floor=0.55).answerable  # no single paper holds half of them
-    assert coverage(q, [a, b, c], freq, 1000, comparison=True, floor=0.55).answerable  # together they hold them all
+    assert not coverage(q, [a, b, c], freq, 1000, score=RARE_WORDS).answerable  # no single paper holds half of them
+    assert coverage(q, [a, b, c], freq, 1000, comparison=True, score=RARE_WORDS).answerable  # together they do
     # ... but terms no paper holds still decline it
     assert not coverage(["Compare LookaheadKV with quokkas and wombats"], [a, b], freq, 1000, comparison=True,
-                        similarity=lambda: 0.1, floor=0.55).answerable
+                        nearest=lambda: [("A", 0.1)], score=RARE_WORDS).answerable
 
 
 ZEBRA = Paper(id="ZebraPaper", title="Zebra stripes deter biting flies",
@@ -148,13 +176,14 @@ def test_rare_is_a_share_of_the_index_and_common_ml_words_are_never_rare():
     kv = [Source(1, KV, 0.5, (KV.abstract,))]
     none = lambda terms: {t: 0 for t in terms}  # noqa: E731  no paper of the index uses any of the words
     # "compression" is in no paper of a 19-paper index, but hundreds of the conference's: not a topic word
-    small = coverage(["papers on KV cache compression"], kv, none, 19, similarity=lambda: 0.3, floor=0.55)
+    small = coverage(["papers on KV cache compression"], kv, none, 19, nearest=lambda: [("RVLMGPXt2i", 0.3)],
+                     score=RARE_WORDS)
     assert small.answerable and "compression" not in small.rare_terms
     # "honeybee" is exotic in ML abstracts at large: rare in any index, and unheld, so declined when nothing is close
-    bees = coverage(["honeybee hive audio"], kv, none, 19, similarity=lambda: 0.3, floor=0.55)
+    bees = coverage(["honeybee hive audio"], kv, none, 19, nearest=lambda: [("RVLMGPXt2i", 0.3)], score=RARE_WORDS)
     assert not bees.answerable and "honeybee" in bees.rare_terms
     one = lambda terms: {t: 1 for t in terms}  # noqa: E731
-    assert coverage(["honeybee hive audio"], kv, one, 19_657, similarity=lambda: 0.3, floor=0.55).rare_terms  # 1 in 19,657
+    assert coverage(["honeybee hive audio"], kv, one, 19_657).rare_terms  # 1 in 19,657
     assert not coverage(["honeybee hive audio"], kv, lambda t: {x: 100 for x in t}, 19_657).rare_terms  # 100 in 19,657
 
 
@@ -182,3 +211,32 @@ def test_an_uncited_claim_is_judged_on_its_key_terms_against_all_the_sources():
     assert invented.supported is False and invented.missing_names == ("FPGAs",)
     assert check_sentences("No paper implements decoding on FPGAs.", SOURCES)[0].supported is None  # says it is absent
     assert check_sentences("Both ideas matter for long contexts.", SOURCES)[0].supported is None  # no key term: not judged
+
+
+def test_a_question_with_no_english_text_is_still_scored_and_holds_no_word(tmp_path):
+    """A Chinese question whose translation failed reaches the check with Chinese text only: it is not waved through."""
+    lex = make_index(tmp_path)
+    got = coverage(["蜜蜂蜂巢的音频监测"], SOURCES, lex.document_frequency, lex.count(),
+                   nearest=lambda: [("RlPVSeKjoc", 0.2)], score=RARE_WORDS)
+    assert got.signals.rare_coverage == 0.0 and got.signals.term_coverage == 0.0 and not got.answerable
+
+
+def test_a_follow_up_is_judged_by_the_models_standalone_query_not_by_its_pronouns():
+    from rag.pipeline import build_pipeline
+    from rag.question.turns import Exchange
+    from rag.settings import Settings
+    from tests.fakes import WordHashEmbeddings, fake_chat
+
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(),
+                              llm=fake_chat("dropping positional embeddings to extend the context of pretrained LLMs"))
+    pipeline.ensure_ingested()
+    history = [Exchange("Which paper drops positional embeddings?", "DroPE does [1].",
+                        ("Extending the Context of Pretrained LLMs by Dropping their Positional Embeddings",))]
+    intent = pipeline.route("What are its limitations?", history)
+    query = pipeline.search_query(intent, history)
+    cover = pipeline.coverage(intent, query, pipeline.retrieve(query.all))
+    assert query.rewritten and cover.signals.rewritten == 1.0
+    assert cover.signals.term_coverage > 0.8  # the rewrite's words, which the paper holds; not "limitations"
+    asked = pipeline.route("Which paper drops positional embeddings?")
+    first = pipeline.coverage(asked, pipeline.search_query(asked), pipeline.retrieve(asked.question))
+    assert first.signals.rewritten == 0.0

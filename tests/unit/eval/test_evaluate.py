@@ -105,3 +105,62 @@ def test_answer_figures_come_from_the_answers():
     assert retrieval["unanswerable"]["answer_refusal_rate"] == 0.5
     assert retrieval["lookup"]["by_lang"]["zh"]["answer_cites_gold"] == 0.0
     assert json.loads(json.dumps(retrieval)) == retrieval
+
+
+def test_the_check_before_the_model_is_scored_per_question_and_turn():
+    from rag.answer.coverage import Coverage, Signals
+
+    unanswerable = {"qid": "U1", "kind": "unanswerable", "lang": "en", "question": "q1", "gold": []}
+    declined_ones = {"q1", "t2"}  # U1 declined (right), L1 declined (wrong), the follow-up's second turn declined
+
+    def judge(question, history, sources, filters):
+        s = Signals(closest=0.3, rare_coverage=0.0, term_coverage=0.2, agreement=0.4)
+        return Coverage(question not in declined_ones, signals=s, probability=0.1)
+
+    questions = [unanswerable, QUESTIONS[0], QUESTIONS[3], QUESTIONS[4]]
+    report, rows = evaluate_retrieval(questions, retrieve, judge=judge)
+    assert report["unanswerable"]["declined"] == 1.0
+    assert report["lookup"]["kept"] == 0.0 and report["compare"]["kept"] == 1.0
+    assert report["followup"]["kept"] == 0.5  # one of its two turns
+    follow = next(r for r in rows if r["qid"] == "F1")
+    assert follow["declined"] == [False, True] and follow["gate"][0]["signals"]["agreement"] == 0.4
+    assert "declined" not in evaluate_retrieval(questions, retrieve)[0]["unanswerable"]  # no judge, no figure
+
+
+class _Pipeline:
+    """Just enough of a Pipeline for `run`: the query of a follow-up is the paper the previous turn showed first."""
+
+    class settings:
+        class retrieval:
+            k = 4
+
+    def route(self, question, history=()):
+        from rag.question.router import Intent
+
+        return Intent(question=question, followup=bool(history))
+
+    def search_query(self, intent, history=()):
+        from rag.question.rewrite import Query
+
+        return Query(f"{history[-1].papers[0]} {intent.question}" if history else intent.question, bool(history))
+
+    def retrieve(self, queries, filters=None, k=10):
+        first = queries[0].split()[0]
+        return [Source(n, Paper(id=pid, title=pid, abstract="a"), 1.0 / n)
+                for n, pid in enumerate(RANKING.get(first, first), start=1)]
+
+    def coverage(self, *args):
+        return None
+
+
+def test_the_same_follow_up_in_two_conversations_is_rewritten_for_each(tmp_path):
+    from rag.eval.evaluate import run
+
+    path = tmp_path / "q.jsonl"
+    conversations = [{"qid": f"F{i}", "kind": "followup", "lang": "en", "gold": [first],
+                      "turns": [{"question": first, "gold": [first]}, {"question": "limits?", "gold": [first]}]}
+                     for i, first in enumerate("AB")]
+    path.write_text("".join(json.dumps(c) + "\n" for c in conversations))
+    report, rows = run(_Pipeline(), path)
+    assert [r["queries"][1] for r in rows] == ["A limits?", "B limits?"]
+    assert report["followup"]["turn_recall@5"] == 1.0

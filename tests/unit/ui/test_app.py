@@ -63,6 +63,8 @@ def test_bad_questions_get_a_message_and_no_model_call(typed, says):
 
 def test_control_characters_are_dropped_and_a_mixed_language_question_is_answered():
     pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings after pretraining [1]."))
+    # the decline score is fitted to the default embedder's cosines, not to the hashing fake's: not judged here
+    pipeline.settings.embedding.decline_threshold = 0.0
     chat, turns = list(respond(pipeline, "DroPE\x00 是什么? \u202ewhy\x1b does it extend context?", [], []))[-1]
     assert turns[0].question == "DroPE 是什么? why does it extend context?"
     assert turns[0].answer.citations[0].id == "RlPVSeKjoc"

@@ -86,6 +86,11 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+def han_characters(text: str) -> int:
+    """How many Chinese (Han) characters `text` has."""
+    return len(_HAN.findall(text))
+
+
 def language(text: str) -> str:
     """The language a question is written in: "zh", "ja", "ko", "en", or "other" (another non-Latin script).
 

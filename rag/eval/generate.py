@@ -36,8 +36,8 @@ from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.prompts import GEN_DESCRIBE, GEN_QUESTION, GEN_TRANSLATE_ZH
 from rag.retrieve.filters import STATUS_GROUPS
-from rag.text import (coined_names, content_words, has_cjk, introduced_names, language, share_held, title_name,
-                      word_set, words)
+from rag.text import (coined_names, content_words, han_characters, has_cjk, introduced_names, language, latin_words,
+                      share_held, title_name, word_set, words)
 
 ALSO_RELEVANT = 0.85  # a paper this close to the gold one answers its question too
 LEAVE_OUT_NEIGHBOURS = 0.70  # papers this close to a left-out one leave with it
@@ -50,6 +50,7 @@ _CAPITALISED = re.compile(r"(?:(?<=[a-z0-9,;:)] )|(?<=[(\[\"“']))[A-Z][A-Za-z0
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9-]*[A-Z][A-Za-z0-9-]*")  # "MGP", "(CAT)", "LLMs" anywhere
 GROUNDED = 0.6  # of a description's content words (after its verb), the share its paper's title and abstract use
 _VERB_FIRST = re.compile(r"[A-Za-z][a-z]+s\b")  # "proposes", "Predicts": a verb in the third person opens a description
+TRANSLATION_KEPT = 0.9  # a Chinese question shorter than this (in content, see `keeps_content`) lost its topic
 ABSTRACT_CHARS = 700  # of the abstract shown to the question writer: its problem and method, read in a few seconds on CPU
 MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10}
 
@@ -157,9 +158,17 @@ def describe(ask: Ask, paper: Paper, rare_names: frozenset[str] = frozenset()) -
     return phrase[0].lower() + phrase[1:]
 
 
+def keeps_content(chinese: str, english: str) -> bool:
+    """Whether a translation still says about as much as its English: two Chinese characters or one Latin word
+    per English content word, at least TRANSLATION_KEPT of them. The small model sometimes shortens a question
+    to "该论文的主要贡献是什么？" ("What is the paper's main contribution?"), which no paper answers."""
+    units = han_characters(chinese) / 2 + len(latin_words(chinese))
+    return units >= TRANSLATION_KEPT * len(content_words(english))
+
+
 def to_chinese(ask: Ask, question: str) -> str | None:
     text = clean_line(ask(GEN_TRANSLATE_ZH.format(text=question)))
-    return text if language(text) == "zh" else None
+    return text if language(text) == "zh" and keeps_content(text, question) else None
 
 
 def absent(terms: Sequence[str], papers: Sequence[Paper]) -> list[str]:

@@ -7,7 +7,8 @@ import numpy as np
 
 from rag.corpus.papers import Paper, load_file
 from rag.eval.evaluate import load_questions
-from rag.eval.generate import absent, describe, make_set, names_the_paper, rare_name_set, write_set
+from rag.eval.generate import (absent, describe, keeps_content, make_set, names_the_paper, rare_name_set, to_chinese,
+                                write_set)
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
@@ -110,3 +111,15 @@ def test_a_description_must_start_with_a_verb_and_use_its_papers_words():
     assert describe(lambda prompt: phrase, other) is None  # an echoed example, not this paper
     assert describe(lambda prompt: "KVForecast evicts cache entries by predicted attention", paper) is None
     assert describe(lambda prompt: "We predict future attention to evict the cache", paper) is None
+
+
+def test_a_translation_that_drops_the_questions_topic_is_not_a_chinese_question():
+    english = "What is the main contribution of the paper in estimating epistemic uncertainty in deep ensembles?"
+    assert not keeps_content("这篇论文的主要贡献是什么？", english)  # the topic is gone: no paper answers it
+    assert keeps_content("这篇论文在估计深度集成的认知不确定性方面的主要贡献是什么？", english)
+    assert keeps_content("是否在Kindle e-readers上部署了分布式训练？", "Has anyone deployed distributed training on Kindle e-readers?")
+
+    def ask(prompt):
+        return "该论文的主要贡献是什么？"
+
+    assert to_chinese(ask, english) is None

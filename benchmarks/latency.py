@@ -56,12 +56,25 @@ BEFORE_INSTRUCTIONS_ZH = (
 
 
 def cpu_line() -> str:
-    """The CPU's model name and the vector-instruction flags that decide llama.cpp's and onnxruntime's speed."""
+    """The CPU's model name (with its family/model numbers: a virtual machine may only say "Xeon Processor"), the
+    vector-instruction flags that decide llama.cpp's and onnxruntime's speed, and the instructions the installed
+    llama.cpp build was compiled for (a wheel built for AVX2 uses AVX2 kernels on an AVX-512 CPU too)."""
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
-    shown = [f for f in flags if re.match(r"avx|fma|f16c|amx|vnni|sse4_2", f)]
-    return f"{model}, {os.cpu_count()} cores; flags: {' '.join(shown)}"
+
+    def field(name: str) -> str:
+        return next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.split(":")[0].strip() == name),
+                    "?")
+
+    shown = [f for f in field("flags").split() if re.match(r"avx|fma|f16c|amx|vnni|sse4_2", f)]
+    try:
+        import xllamacpp
+
+        parts = xllamacpp.get_system_info().replace("CPU :", "").split("|")
+        build = f"; llama.cpp build: {' '.join(k.split('=')[0].strip() for k in parts if k.strip().endswith('= 1'))}"
+    except Exception:  # another model server: its build is not ours to read
+        build = ""
+    return (f"{field('model name')} (family {field('cpu family')}, model {field('model')}), {os.cpu_count()} cores; "
+            f"flags: {' '.join(shown)}{build}")
 
 
 def server_system_info(log: Path) -> str:

@@ -95,8 +95,15 @@ REWRITE_SYSTEM_PROMPT = (
     "that says what the latest message is looking for. Translate any non-English text into precise "
     "English technical terms. Replace words such as 'it', 'they', 'their method', 'the second one' with "
     "the title of the paper they point to, taken from the papers shown earlier. If the latest message "
-    "starts a new topic, do not carry over the earlier topic. Reply with the query only, on one line."
+    "starts a new topic, do not carry over the earlier topic. Add nothing the message does not ask for (such as "
+    "'survey', 'review' or 'comprehensive'). Reply with the query only, on one line."
 )
+
+# A question in another language with no conversation before it is translated, not rewritten: asked for a "search
+# query", the small model wrote titles ("Prior Depth: A Comprehensive Review ...") that lose the question's words.
+TRANSLATE_QUESTION = ("Question: {question}\n\nTranslate the question above into English, word for word, as a machine "
+                      "learning researcher would ask it. Keep names, acronyms and English terms exactly as they are. "
+                      "Reply with the English question only.")
 
 REWRITE_TEMPLATE = """{history}Latest message: {question}
 

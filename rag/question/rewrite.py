@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE
+from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE, TRANSLATE_QUESTION
 from rag.question.router import Intent
 from rag.question.turns import Exchange
 from rag.text import language
@@ -50,6 +50,8 @@ def fallback_query(intent: Intent, history: Sequence[Exchange]) -> str:
 
 
 def rewrite_messages(question: str, history: Sequence[Exchange]) -> list:
+    if not history:  # a foreign question on its own: a translation (see TRANSLATE_QUESTION)
+        return [HumanMessage(TRANSLATE_QUESTION.format(question=question))]
     earlier = "".join(
         REWRITE_HISTORY_TEMPLATE.format(
             n=n, question=turn.question,
@@ -95,4 +97,7 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
         return Query(fallback, False, f"{reason}: model failed")
     if not text:
         return Query(fallback, False, f"{reason}: unusable rewrite")
-    return Query(text, True, reason, tuple(q for q in (own,) if q and q != text))
+    # the follow-up with the question before it, as without a model: it finds that turn's papers again, so "its
+    # limitations" still reach the paper the user meant when the model resolved "it" to another one
+    carried = fallback_query(intent, history) if intent.followup and language(history[-1].question) == "en" else ""
+    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)))

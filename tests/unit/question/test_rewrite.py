@@ -83,8 +83,23 @@ def test_clean_query_bounds_length():
 
 def test_followup_also_searches_the_message_on_its_own():
     query = rewrite_query("How does the second one differ?", [SHOWN], Recorder("LookaheadKV versus DroPE"))
-    assert query.all == ("LookaheadKV versus DroPE", "How does the second one differ?")
+    # the message alone (a new topic), and with the question before it (the papers the user meant, whatever
+    # paper the model resolved "it" to)
+    assert query.all == ("LookaheadKV versus DroPE", "How does the second one differ?",
+                         "Which papers drop positional embeddings? How does the second one differ?")
     model = Recorder("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
     query = rewrite_query("有评测多轮CBT心理咨询的基准吗？", [SHOWN], model)
     assert query.all == ("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
     assert "Earlier turn" in model.prompts[0] and "Earlier turn" not in model.prompts[1]  # translated alone
+
+
+def test_a_foreign_question_on_its_own_is_translated_and_a_followup_is_rewritten_with_its_history():
+    model = Recorder("Are there papers on KV cache compression?")
+    query = rewrite_query("有没有关于KV缓存压缩的论文？", [], model)
+    assert query.text == "Are there papers on KV cache compression?" and query.rewritten
+    # a translation, not a "search query": asked for one, the small model wrote review titles
+    assert "Translate the question above into English" in model.prompts[0]
+    assert "search queries" not in model.prompts[0]
+    model = Recorder("DroPE limitations", "its limitations")
+    rewrite_query("它有什么局限？", [SHOWN], model)
+    assert "search queries" in model.prompts[0] and "Dropping positional embeddings" in model.prompts[0]

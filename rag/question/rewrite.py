@@ -77,10 +77,12 @@ def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
 def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:
     """The query (or queries) to search for a routed question (see the module docstring).
 
-    A follow-up is searched twice and the results fused: once as the model rewrote it with the
-    history (resolves "the second one"), and once as the message says on its own (translated if need
-    be), because a small model sometimes carries the old topic into a question that starts a new one.
-    Measured on the dev follow-ups: benchmarks/README.md.
+    A message after earlier turns is searched as the model rewrote it with the history (resolves "the second
+    one"), fused with more queries: when it does not refer back, the message on its own (translated if need be),
+    because a small model sometimes carries the old topic into a question that starts a new one; when it refers
+    back after an English turn, the message with the question before it. A referring message alone ("what about
+    its limitations?") found papers about limitations and pushed the paper meant out of the top 5.
+    Measured on the generated follow-ups: benchmarks/README.md.
     """
     history = list(history)
     reason = intent.rewrite
@@ -90,7 +92,7 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     try:
         text = _ask(llm, intent.question, history)
         own = ""
-        if reason == "followup":
+        if reason == "followup" and not intent.followup:
             own = _ask(llm, intent.question, []) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)

@@ -81,12 +81,16 @@ def test_clean_query_bounds_length():
     assert clean_query("\n\n  Search query: `graph transformers`  ") == "graph transformers"
 
 
-def test_followup_also_searches_the_message_on_its_own():
+def test_a_message_that_starts_a_new_topic_is_also_searched_on_its_own_and_one_that_refers_back_is_not():
     query = rewrite_query("How does the second one differ?", [SHOWN], Recorder("LookaheadKV versus DroPE"))
-    # the message alone (a new topic), and with the question before it (the papers the user meant, whatever
-    # paper the model resolved "it" to)
-    assert query.all == ("LookaheadKV versus DroPE", "How does the second one differ?",
+    # it refers back: the message alone ("differ") would only add papers about differences; searched with the
+    # question before it instead (the papers the user meant, whatever paper the model resolved "it" to)
+    assert query.all == ("LookaheadKV versus DroPE",
                          "Which papers drop positional embeddings? How does the second one differ?")
+    query = rewrite_query("Are there benchmarks for multi-turn CBT counseling?", [SHOWN],
+                          Recorder("Dropping positional embeddings CBT benchmark"))
+    assert query.all == ("Dropping positional embeddings CBT benchmark",
+                         "Are there benchmarks for multi-turn CBT counseling?")  # a new topic, searched as written
     model = Recorder("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")
     query = rewrite_query("有评测多轮CBT心理咨询的基准吗？", [SHOWN], model)
     assert query.all == ("Dropping positional embeddings benchmark", "benchmark for multi-turn CBT counseling")

@@ -1,8 +1,8 @@
 """Query rewriting: what to search for, given the routed question and the conversation so far.
 
 A first English question is searched as it is (no model call, no delay). A follow-up ("how does the
-second one differ?") or a question in another language is rewritten by the chat model into one
-standalone English query, resolving references against the papers shown in earlier turns. When the
+second one differ?") is rewritten by the chat model into one standalone English query, resolving references
+against the papers shown in earlier turns; a question in another language on its own is translated by it. When the
 model is unavailable the question falls back to plain code (the previous question prepended to a
 follow-up; a Chinese question's glossary terms), so retrieval never fails because rewriting did.
 """
@@ -69,7 +69,7 @@ def clean_query(text: str) -> str:
 
 
 def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
-    """The model's standalone English query, or "" when its reply is unusable."""
+    """The model's standalone English query (its translation when there is no history), or "" when unusable."""
     text = clean_query(str(llm.invoke(rewrite_messages(question, history)).content))
     return text if language(text) == "en" else ""
 

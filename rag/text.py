@@ -139,8 +139,9 @@ def split_sentences(text: str) -> list[str]:
     if "\n" in text.strip():  # lines (list items, paragraphs) end sentences too
         return [s for line in text.splitlines() for s in split_sentences(line)]
     leading = bool(re.match(r"\s*\[\d{1,3}\]", text))
-    end = (r"[.!?。！？](?=\s|$|\[|[\u3000-\u9fff])" if leading
-           else r"[.!?。！？](?:\s*,?\s*\[\d{1,3}\])*(?=\s|$|[\u3000-\u9fff])")
+    # 。！？ end a sentence whatever follows ("…位置编码。DroPE…"); . ! ? only before a space, a marker, the end or Chinese
+    end = (r"[。！？]|[.!?](?=\s|$|\[|[\u3000-\u9fff])" if leading
+           else r"(?:[。！？]|[.!?](?=\s|$|\[|[\u3000-\u9fff]))(?:\s*,?\s*\[\d{1,3}\])*")
     parts, start = [], 0
     for m in re.finditer(end, text):
         if m.group(0)[0] == "." and _NOT_AN_END.search(text[start:m.start()]):

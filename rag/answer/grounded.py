@@ -43,7 +43,7 @@ from rag.prompts import (
 from rag.question.router import Intent, Kind
 from rag.question.turns import HistoryItem, exchanges
 from rag.retrieve.search import Source
-from rag.text import content_words, states_absence, without_citations
+from rag.text import content_words, split_sentences, states_absence, without_citations
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -156,6 +156,23 @@ def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = 
 
 
 MIN_SUMMARY_WORDS = 4  # content words beyond the papers' titles that make a summary more than a list of titles
+MIN_REPEAT_CHARS = 10  # a repeated sentence shorter than this ("摘要未提及", "Yes.") may be meant; a longer one is a loop
+
+
+def first_repeat(text: str) -> int | None:
+    """Where the model starts writing a finished sentence it already wrote (a small model's loop), or None.
+
+    Only sentences followed by more text count, so a sentence still being written is never cut."""
+    sentences = split_sentences(text)[:-1]
+    seen, position = set(), 0
+    for sentence in sentences:
+        position = text.find(sentence, position)
+        key = "".join(sentence.split())
+        if len(key) >= MIN_REPEAT_CHARS and key in seen:
+            return position
+        seen.add(key)
+        position += len(sentence)
+    return None
 
 
 def only_titles(prose: str, sources: Sequence[Source]) -> bool:
@@ -189,7 +206,7 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     messages = prompt_messages(intent, shown, history)
     citations = CitationFilter(shown)
     parts: list[str] = []
-    timed = False
+    timed, looped = False, None
     try:
         for chunk in llm.stream(messages):
             if chunk.text and not timed:  # once, at the first text (a server may send an empty chunk at once)
@@ -199,15 +216,20 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
             if clean:
                 parts.append(clean)
                 yield clean
+                if any(mark in clean for mark in ".!?。！？\n"):
+                    looped = first_repeat("".join(parts))
+                    if looped is not None:  # it repeats itself: stop it (closing the stream ends the generation)
+                        break
     except ModelError:
         raise
     except Exception as exc:  # the SDK's errors: say what to do, never show a stack trace
         raise _model_error(exc) from exc
-    tail = citations.finish()
+    tail = citations.finish() if looped is None else ""
     if tail:
         parts.append(tail)
         yield tail
-    prose = "".join(parts).strip()
+    prose = "".join(parts)
+    prose = (prose if looped is None else prose[:looped]).strip()  # the final text keeps one copy
     recited = echoes(prose, PRIVATE_PROMPTS)
     if recited:  # the model was talked into reciting its instructions: say no instead
         prose = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER

@@ -168,3 +168,34 @@ def test_a_list_of_titles_is_not_accepted_as_an_answer():
     led = answer(route("Which papers extend context?"), SOURCES, fake_chat(titles), lead=quotes.markdown(), extract=quotes)
     assert not led.refused and TITLES_ONLY_EN in led.text and led.text.startswith(quotes.markdown())
     assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation, not the list's
+
+
+def test_a_model_that_repeats_itself_is_stopped_and_one_copy_is_kept():
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    written = []
+    loop = "DroPE drops positional embeddings after pretraining [1]. LookaheadKV evicts KV cache entries [2]. "
+
+    class Looping(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            for i in range(40):  # the same two sentences, again and again
+                written.append(i)
+                yield ChatGenerationChunk(message=AIMessageChunk(content=loop))
+
+    final = answer(route("What is DroPE?"), SOURCES, Looping(messages=iter([])))
+    assert final.text == loop.strip()
+    assert len(written) < 5  # the generation was stopped at the first repeated sentence, not run to its end
+    assert [s.text for s in final.sentences] == ["DroPE drops positional embeddings after pretraining [1].",
+                                                 "LookaheadKV evicts KV cache entries [2]."]
+
+
+def test_short_repeats_and_a_sentence_still_being_written_are_not_a_loop():
+    from rag.answer.grounded import first_repeat
+
+    assert first_repeat("[1] 摘要未提及。[2] 摘要未提及。[3] 摘要未提及。") is None  # short cells of a table may repeat
+    assert first_repeat("DroPE drops positional embeddings [1]. DroPE drops positional embeddings") is None
+    text = "DroPE drops positional embeddings [1]. It helps [1]. DroPE drops positional embeddings [1]. It"
+    assert text[first_repeat(text):] == "DroPE drops positional embeddings [1]. It"
+    zh = "DroPE在预训练后去掉位置编码。它能扩展上下文。DroPE在预训练后去掉位置编码。它"
+    assert zh[first_repeat(zh):] == "DroPE在预训练后去掉位置编码。它"

@@ -47,7 +47,9 @@ class SentenceCheck:
 def _evidence(source: Source) -> str:
     if source.review_id:  # a review supports only what the review says
         return f"{source.paper.title}. {source.text}"
-    return f"{source.paper.title}. {source.paper.abstract} {source.text}"
+    # what the model read (prompts.SOURCE_TEMPLATE): a sentence that copies "(Poster, id NAORIWBaoO)" claims nothing
+    # the evidence lacks
+    return f"{source.paper.title} ({source.paper.status}, id {source.paper.id}). {source.paper.abstract} {source.text}"
 
 
 def _claim_words(sentence: str) -> list[str]:

@@ -199,6 +199,17 @@ def test_a_key_term_the_cited_abstract_lacks_is_never_supported_whatever_the_ove
     assert check_sentences("DroPE extends the context of pretrained LLMs [1].", SOURCES)[0].supported is True
 
 
+def test_a_sentence_that_copies_the_source_header_is_judged_on_its_claim_not_on_the_id():
+    # the model read "[1] Title (Status, id XXX)" and often copies it; the id is no unknown name
+    poster = Paper(id=DROPE.id, title=DROPE.title, abstract=DROPE.abstract, status="Poster")
+    sources = [Source(1, poster, 0.9, (poster.abstract,))]
+    header = "(Poster, id RlPVSeKjoc)"
+    copied = check_sentences(f"Dropping Positional Embeddings {header} 去掉了位置编码，并延长了上下文 [1]。", sources)[0]
+    assert copied.supported is True and copied.missing_names == ()
+    wrong = check_sentences(f"Dropping Positional Embeddings {header} 在 FPGA 上训练 [1]。", sources)[0]
+    assert wrong.supported is False and wrong.missing_names == ("FPGA",)
+
+
 def test_chinese_sentences_are_judged_by_their_names_numbers_and_glossary_terms():
     assert check_sentences("DroPE 去掉了位置编码，并延长了上下文 [1]。", SOURCES)[0].supported is True
     assert check_sentences("DroPE 在 FPGA 上去掉了位置编码 [1]。", SOURCES)[0].supported is False  # FPGA: nowhere

@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE, TRANSLATE_QUESTION
 from rag.question.router import Intent
 from rag.question.turns import Exchange
-from rag.text import language
+from rag.text import language, states_absence
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,10 @@ def clean_query(text: str) -> str:
 
 
 def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
-    """The model's standalone English query (its translation when there is no history), or "" when unusable."""
+    """The model's standalone English query (its translation when there is no history), or "" when unusable:
+    not English, or an answer instead of a query ("The retrieved papers do not cover this question.")."""
     text = clean_query(str(llm.invoke(rewrite_messages(question, history)).content))
-    return text if language(text) == "en" else ""
+    return text if language(text) == "en" and not states_absence(text) else ""
 
 
 def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:

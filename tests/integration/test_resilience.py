@@ -8,6 +8,7 @@ Also: a Chroma server that goes away and comes back, and the login an app on a n
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import os
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from gradio_client import Client
 
 from rag.errors import IndexError_
 from rag.pipeline import build_pipeline
-from rag.settings import Settings
+from rag.settings import SEED_CORPUS, Settings
 from tests.conftest import NETGUARD, REPO
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import WordHashEmbeddings, fake_chat
@@ -60,7 +61,10 @@ def app(model, tmp_path_factory, guarded_env):
 
 @pytest.fixture(scope="module")
 def guarded_env(tmp_path_factory) -> dict:  # module-scoped twin of the conftest fixture
-    env = dict(os.environ)
+    # set up before the function-scoped settings fixture, so it says itself what that one says: the 19 seed
+    # papers, not the whole conference (which took a minute to load for every app started here)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERCHAT_")}
+    env["PAPERCHAT_CORPUS"] = json.dumps([str(SEED_CORPUS)])
     env["PYTHONPATH"] = os.pathsep.join([str(NETGUARD), str(REPO), env.get("PYTHONPATH", "")])
     env["NETGUARD_LOG"] = str(tmp_path_factory.mktemp("net") / "net.log")
     return env

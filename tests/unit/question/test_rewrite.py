@@ -62,7 +62,8 @@ def test_chinese_question_is_translated():
     assert (query.text, query.reason) == ("KV cache compression for large language models", "translate")
 
 
-@pytest.mark.parametrize("reply", [ConnectionError("down"), "", "还是中文的回答"])
+@pytest.mark.parametrize("reply", [ConnectionError("down"), "", "还是中文的回答",
+                                   "The retrieved papers do not cover this question."])  # an answer, not a query
 def test_a_failed_or_unusable_rewrite_falls_back_to_the_question(reply):
     query = rewrite_query("有没有关于KV缓存压缩的论文？", [], Recorder(reply))
     assert query.text == "KV cache compression" and not query.rewritten  # the glossary's English terms

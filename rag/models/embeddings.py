@@ -57,7 +57,7 @@ class RunBatchTuner:
     """Texts per onnxruntime call: the size that embeds fastest on this CPU, found by timing the first ingest batches.
 
     Smaller calls pad less but run less in parallel, and where the balance lies depends on the CPU (on a 2-core AVX2
-    EPYC, 4 texts per call embed ~10% faster than 16; benchmarks/README.md). Each candidate is tried on `ROUNDS`
+    EPYC, 4 texts per call embed ~8% faster than 16; benchmarks/README.md). Each candidate is tried on `ROUNDS`
     calls of at least `MIN_TEXTS` texts, rated by real (unpadded) word pieces per second, and the best median is kept
     for the process. Queries (one text) never tune; they and everything before the choice use `DEFAULT`. The vectors
     do not depend on the choice: padding is masked out.

@@ -69,9 +69,8 @@ class RunBatchTuner:
     MIN_TEXTS = 32
 
     def __init__(self, fixed: int = 0) -> None:
-        self.fixed = fixed  # a configured size: no tuning
         self._rates: dict[int, list[float]] = {size: [] for size in self.CANDIDATES}
-        self.chosen: int | None = fixed or None
+        self.chosen: int | None = fixed or None  # a configured size is chosen from the start: no tuning
 
     def size_for(self, n_texts: int) -> tuple[int, bool]:
         """The size to use for a call of `n_texts` texts, and whether this call is a timed trial."""

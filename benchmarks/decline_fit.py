@@ -53,10 +53,11 @@ def load_rows(paths: list[str]) -> list[dict]:
 
 
 def _signal(signals: dict, name: str, lang: str) -> float:
-    """A signal of a row; rows written before `rewritten` was recorded: a Chinese question's text was the model's."""
+    """A signal of a row; rows written before `rewritten` was recorded: a Chinese question's text was the model's;
+    before `sentence_coverage` was: 0 (fit such rows without it: --signals)."""
     if name == "rewritten" and name not in signals:
         return float(lang != "en")
-    return signals[name]
+    return signals.get(name, 0.0)
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> tuple[float, np.ndarray]:
@@ -89,7 +90,15 @@ def curve(examples: list[dict], probability: list[float | None], where=lambda e:
     return rows
 
 
-def cross_validated(examples: list[dict], folds: int = 5, seed: int = 0) -> list[float | None]:
+def masked_fit(x: np.ndarray, y: np.ndarray, use: list[bool]) -> tuple[float, np.ndarray]:
+    """`fit` on the signals marked in `use`; the others get weight 0."""
+    bias, w = fit(x[:, use], y)
+    full = np.zeros(x.shape[1])
+    full[use] = w
+    return bias, full
+
+
+def cross_validated(examples: list[dict], use: list[bool], folds: int = 5, seed: int = 0) -> list[float | None]:
     """Each example's probability from a fit on the folds it is not in (grouped by question)."""
     qids = sorted({e["qid"] for e in examples})
     random.Random(seed).shuffle(qids)
@@ -97,7 +106,7 @@ def cross_validated(examples: list[dict], folds: int = 5, seed: int = 0) -> list
     out: list[float | None] = [None] * len(examples)
     for f in range(folds):
         train = [e for e in examples if fold_of[e["qid"]] != f and e["x"] is not None]
-        bias, w = fit(np.array([e["x"] for e in train]), np.array([float(e["answerable"]) for e in train]))
+        bias, w = masked_fit(np.array([e["x"] for e in train]), np.array([float(e["answerable"]) for e in train]), use)
         model = score_of(bias, w, 0.5)
         for i, e in enumerate(examples):
             if fold_of[e["qid"]] == f and e["x"] is not None:
@@ -119,7 +128,14 @@ def main() -> int:
     ap.add_argument("rows", nargs="+", help="rows files of `paperchat eval --retrieval-only --rows`")
     ap.add_argument("--apply", action="store_true", help="score the rows with the shipped score (no fit)")
     ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--signals", default=",".join(Signals.names()),
+                    help="comma-separated signals to fit on (the others get weight 0); default: all")
     args = ap.parse_args()
+    chosen = set(args.signals.split(","))
+    unknown = chosen - set(Signals.names())
+    if unknown:
+        ap.error(f"unknown signals {sorted(unknown)}; choose from {','.join(Signals.names())}")
+    use = [n in chosen for n in Signals.names()]
     examples = load_rows(args.rows)
     answerable = sum(e["answerable"] for e in examples)
     print(f"{len(examples)} questions and turns: {answerable} answerable, {len(examples) - answerable} unanswerable "
@@ -130,7 +146,7 @@ def main() -> int:
         probability = [shipped.probability(Signals(*e["x"])) if e["x"] else None for e in examples]
         print_curve(f"shipped score for {args.embedder} (threshold {shipped.threshold})", examples, probability)
         return 0
-    cv = cross_validated(examples)
+    cv = cross_validated(examples, use)
     print_curve("5-fold cross-validated curve", examples, cv)
     table = curve(examples, [1.0 if p is None else p for p in cv])
     meeting = [row for row in table if row[2] >= KEPT_TARGET]
@@ -138,7 +154,7 @@ def main() -> int:
     print(f"\noperating point: threshold {t} (most declined while keeping >= {KEPT_TARGET} answerable): "
           f"unanswerable declined {dec:.3f}, answerable kept {kept:.3f} (cross-validated)")
     train = [e for e in examples if e["x"] is not None]
-    bias, w = fit(np.array([e["x"] for e in train]), np.array([float(e["answerable"]) for e in train]))
+    bias, w = masked_fit(np.array([e["x"] for e in train]), np.array([float(e["answerable"]) for e in train]), use)
     fitted = score_of(bias, w, t)
     print(f"fitted on all {len(train)} rows; for rag/settings.py MEASURED_DECLINE:\n"
           f'  "{args.embedder}": {json.dumps({"bias": fitted.bias, **fitted.weights, "threshold": t})}')

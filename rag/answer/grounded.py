@@ -61,7 +61,7 @@ def format_source(s: Source) -> str:
         return REVIEW_SOURCE_TEMPLATE.format(n=s.n, review_id=s.review_id, title=s.paper.title,
                                              scores=s.review_scores or "no scores", text=s.text)
     return SOURCE_TEMPLATE.format(n=s.n, title=s.paper.title, status=s.paper.status or "status unknown",
-                                  paper_id=s.paper.id, text=s.text)
+                                  text=s.text)
 
 
 def format_sources(sources: Sequence[Source]) -> str:

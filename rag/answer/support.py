@@ -47,8 +47,8 @@ class SentenceCheck:
 def _evidence(source: Source) -> str:
     if source.review_id:  # a review supports only what the review says
         return f"{source.paper.title}. {source.text}"
-    # what the model read (prompts.SOURCE_TEMPLATE): a sentence that copies "(Poster, id NAORIWBaoO)" claims nothing
-    # the evidence lacks
+    # what the model read (prompts.SOURCE_TEMPLATE), and the paper's id: a sentence that copies its header
+    # ("(Poster, id NAORIWBaoO)" before the id left the prompt) claims nothing the evidence lacks
     return f"{source.paper.title} ({source.paper.status}, id {source.paper.id}). {source.paper.abstract} {source.text}"
 
 

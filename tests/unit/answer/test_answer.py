@@ -43,7 +43,7 @@ def test_streamed_answer_is_cleaned_and_mapped_to_paper_ids():
 def test_prompt_numbers_sources_and_puts_instructions_after_them():
     messages = ANSWER_PROMPT.format_messages(**prompt_inputs(route("What is DroPE?"), SOURCES))
     user = messages[-1].content
-    assert user.index("[1] Dropping Positional Embeddings (Poster, id RlPVSeKjoc)") < user.index("[2] LookaheadKV")
+    assert user.index("[1] Dropping Positional Embeddings (Poster)\n") < user.index("[2] LookaheadKV")
     assert user.index("Question: What is DroPE?") < user.index(INSTRUCTIONS_EN)
     assert "do not cover" in user
 

@@ -54,7 +54,7 @@ def load_rows(paths: list[str]) -> list[dict]:
 
 def _signal(signals: dict, name: str, lang: str) -> float:
     """A signal of a row; rows written before `rewritten` was recorded: a Chinese question's text was the model's;
-    before `sentence_coverage` was: 0 (fit such rows without it: --signals)."""
+    any other signal a row lacks: 0 (fit such rows without it: --signals)."""
     if name == "rewritten" and name not in signals:
         return float(lang != "en")
     return signals.get(name, 0.0)

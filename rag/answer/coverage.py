@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rag.retrieve.search import Source
-from rag.text import coined_names, has_cjk, query_terms, split_sentences, stem, word_set
+from rag.text import coined_names, has_cjk, query_terms, stem, word_set
 
 # A term in at most this share of the index's chunks is a topic word worth checking. A share, not a count, so
 # it means the same in 19 papers as in 19,630: it is the former absolute 30 chunks of the full conference's
@@ -55,8 +55,6 @@ class Signals:
     # list: in a small index the lexical search may match only two papers, and both in the dense top is agreement
     rewritten: float = 0.0  # 1.0 when the text judged is the model's (a translation, a follow-up made standalone):
     # its words are the model's paraphrase, so the same coverage means less than in the user's own words
-    sentence_coverage: float = 0.0  # the best single sentence's (or title's) share of the topic words, by idf: a paper
-    # on the topic spreads the words over its abstract; one that answers the specific point holds them together
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -115,19 +113,6 @@ def _held_share(weight: Mapping[str, float], sources: Sequence[Source], together
     return max(best, sum(weight[t] for t in union) / total) if together else best
 
 
-def _sentence_share(weight: Mapping[str, float], sources: Sequence[Source]) -> float:
-    """The best single sentence's (or title's) share of the terms' weight, over all sources."""
-    if not weight:
-        return 1.0
-    total = sum(weight.values())
-    best = 0.0
-    for s in sources:
-        for sentence in (s.paper.title, *split_sentences(s.paper.abstract)):
-            words = word_set(sentence)
-            best = max(best, sum(w for t, w in weight.items() if t in words or stem(t) in words) / total)
-    return best
-
-
 def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Callable[[Sequence[str]], dict[str, int]],
              total: int, names_from: Sequence[str] | None = None, nearest: Nearest = lambda: (),
              lexical_top: LexicalTop = lambda: (), comparison: bool = False, rewritten: bool = False,
@@ -160,15 +145,13 @@ def coverage(queries: Sequence[str], sources: Sequence[Source], frequency: Calla
     dense_top = [pid for pid, _ in dense[:AGREEMENT_TOP]]
     lexical = set(list(lexical_top())[:AGREEMENT_TOP])
     compared = min(len(dense_top), len(lexical))
-    topic = {t: w for t, w in idf.items() if w > 0}
-    term_share = _held_share(topic, sources, comparison)
-    sentence_share = _sentence_share(topic, sources)
+    term_share = _held_share({t: w for t, w in idf.items() if w > 0}, sources, comparison)
     if not english:  # no English text to read (a translation that failed): no word is known to be held
-        rare_share = term_share = sentence_share = 0.0
+        rare_share = term_share = 0.0
     signals = Signals(closest=round(dense[0][1], 4) if dense else 0.0, rare_coverage=round(rare_share, 3),
                       term_coverage=round(term_share, 3),
                       agreement=round(sum(pid in lexical for pid in dense_top) / compared, 3) if compared else 0.0,
-                      rewritten=float(rewritten), sentence_coverage=round(sentence_share, 3))
+                      rewritten=float(rewritten))
     found = {"rare_terms": tuple(rare), "missing_terms": missing, "best_coverage": signals.rare_coverage,
              "signals": signals}
     if score is None:

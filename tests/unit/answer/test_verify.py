@@ -91,23 +91,6 @@ def test_the_signals_are_shares_and_the_score_is_a_logistic_of_them(tmp_path):
     assert DeclineScore.of({"bias": 1.0, "threshold": 0.3}, threshold=0.9).threshold == 0.9  # a setting overrides
 
 
-def test_sentence_coverage_is_high_only_when_one_sentence_holds_the_topic_words_together(tmp_path):
-    lex = make_index(tmp_path)
-    spread = Paper(id="S1", title="A study of caches",
-                   abstract="Our method is a guide to eviction in general systems. Separately, attention patterns of "
-                            "transformers are analysed. Finally, one model predicts the future load.")
-    together = Paper(id="S2", title="A study of caches",
-                     abstract="We study general systems. Our method predicts future attention to guide eviction.")
-    question = ["Which method predicts future attention to guide eviction?"]
-    one = coverage(question, [Source(1, spread, 0.5, (spread.abstract,))], lex.document_frequency, lex.count())
-    two = coverage(question, [Source(1, together, 0.5, (together.abstract,))], lex.document_frequency, lex.count())
-    # both abstracts hold every topic word; only one holds them in one sentence
-    assert one.signals.term_coverage == two.signals.term_coverage == 1.0
-    assert two.signals.sentence_coverage == 1.0 and one.signals.sentence_coverage < 0.6
-    # a shipped score without a weight for it is unchanged by it
-    assert DeclineScore.of({"bias": 0.0, "threshold": 0.5}).probability(one.signals) == 0.5
-
-
 def test_sentences_split_at_full_stops_keeping_their_markers():
     text = "DroPE drops embeddings [1]. It reaches 99.1% accuracy, e.g. on NIAH [1][2]. 它延长了上下文[1]。还有呢"
     assert split_sentences(text) == ["DroPE drops embeddings [1].", "It reaches 99.1% accuracy, e.g. on NIAH [1][2].",

@@ -141,6 +141,15 @@ GEN_DESCRIBE = (
     "\"proposes\", \"shows\" or \"measures\". Do not use the paper's name, its method's name or any acronym it "
     "introduces. Reply with the phrase only.\n\nAbstract: {abstract}"
 )
+# A comparison in Chinese is assembled from its two translated descriptions in a fixed frame: translated whole, the
+# small model kept one paper ("该论文与另一篇论文相比，……": "compared with another paper, this paper ...").
+GEN_TRANSLATE_PHRASE_ZH = (
+    "Phrase: {text}\n\nTranslate the phrase above, which describes what a research paper does, into Simplified "
+    "Chinese. Technical terms usually written in English (model names, acronyms) may stay in English. Reply with the "
+    "Chinese phrase only."
+)
+GEN_COMPARE_ZH = "{one}的论文与{other}的论文有什么不同？"
+GEN_FOLLOWUP_COMPARE_ZH = "它与{other}的论文有什么不同？"
 GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English
     "Question: {text}\n\nTranslate the question above into Simplified Chinese, as a Chinese researcher would ask it. "
     "Technical terms usually written in English (model names, acronyms) may stay in English. Reply with the Chinese "

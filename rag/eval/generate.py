@@ -34,7 +34,8 @@ import numpy as np
 
 from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
-from rag.prompts import GEN_DESCRIBE, GEN_QUESTION, GEN_TRANSLATE_ZH
+from rag.prompts import (GEN_COMPARE_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION, GEN_TRANSLATE_PHRASE_ZH,
+                         GEN_TRANSLATE_ZH)
 from rag.retrieve.filters import STATUS_GROUPS
 from rag.text import (coined_names, content_words, han_characters, has_cjk, introduced_names, language, latin_words,
                       share_held, title_name, word_set, words)
@@ -171,6 +172,26 @@ def to_chinese(ask: Ask, question: str) -> str | None:
     return text if language(text) == "zh" and keeps_content(text, question) else None
 
 
+def phrase_in_chinese(ask: Ask, phrase: str) -> str | None:
+    """A description ("proposes ...") in Chinese, or None when the model echoed it or dropped its content."""
+    text = clean_line(ask(GEN_TRANSLATE_PHRASE_ZH.format(text=phrase))).rstrip("。.；;")
+    return text if language(text) == "zh" and keeps_content(text, phrase) else None
+
+
+def framed_in_chinese(ask: Ask, frame: str, **phrases: str) -> str | None:
+    """A question whose descriptions are translated one by one and set in a fixed Chinese `frame`, so none is lost."""
+    done = {key: phrase_in_chinese(ask, phrase) for key, phrase in phrases.items()}
+    return frame.format(**done) if all(done.values()) else None
+
+
+def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None) -> str | None:
+    """A generated question in Chinese: a comparison (`described`: its two descriptions) in the fixed frame, any
+    other question translated whole."""
+    if described:
+        return framed_in_chinese(ask, GEN_COMPARE_ZH, one=described[0], other=described[1])
+    return to_chinese(ask, question)
+
+
 def absent(terms: Sequence[str], papers: Sequence[Paper]) -> list[str]:
     """The terms no paper's title, abstract or keywords mention (case-insensitive, as whole words)."""
     haystack = "\n".join(f"{p.title} {p.abstract} {' '.join(p.keywords)}" for p in papers).lower()
@@ -210,7 +231,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     def add(kind: str, text: str, gold: list[str], also: list[str] = (), note: str = "", **extra) -> None:
         lang = "en"
         if chinese():
-            translated = to_chinese(ask, text)
+            translated = in_chinese(ask, text, extra.get("described"))
             if translated:
                 extra = {**extra, "english": text}
                 text, lang = translated, "zh"
@@ -256,7 +277,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         if not one or not other:
             continue
         add("compare", f"How does the paper that {one} differ from the one that {other}?", [first.id, second.id],
-            note="two related papers, each described by what it does")
+            note="two related papers, each described by what it does", described=[one, other])
     while sum(q["generated"] == "followup" for q in questions) < wanted["followup"]:
         paper = draw()
         opening = write_question(ask, paper, own)
@@ -275,7 +296,8 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
             phrase = describe(ask, other, own)
             if phrase:
                 text = f"How does it differ from the paper that {phrase}?"
-                turns.append({"question": (to_chinese(ask, text) or text) if zh else text,
+                turns.append({"question": (framed_in_chinese(ask, GEN_FOLLOWUP_COMPARE_ZH, other=phrase) or text)
+                              if zh else text,
                               "gold": [paper.id, other.id]})
         qid = f"G{seed}-FO-{len(questions) + 1:03d}"
         questions.append({"qid": qid, "kind": "followup", "lang": "zh" if zh else "en", "turns": turns,
@@ -309,7 +331,7 @@ def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: f
     for q in english:
         if done >= missing:
             break
-        translated = to_chinese(ask, q["question"])
+        translated = in_chinese(ask, q["question"], q.get("described"))
         if translated:
             q.update(question=translated, lang="zh", english=q["question"])
             done += 1

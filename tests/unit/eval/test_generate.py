@@ -7,8 +7,8 @@ import numpy as np
 
 from rag.corpus.papers import Paper, load_file
 from rag.eval.evaluate import load_questions
-from rag.eval.generate import (absent, describe, keeps_content, make_set, names_the_paper, rare_name_set, to_chinese,
-                                write_set)
+from rag.eval.generate import (absent, describe, in_chinese, keeps_content, make_set, names_the_paper, rare_name_set,
+                                to_chinese, write_set)
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
@@ -32,6 +32,9 @@ def corpus(n=120):
 
 def scripted(prompt: str) -> str:
     """A stand-in for the model: questions from the abstract's first words, Chinese on request."""
+    if "Translate the phrase above" in prompt:  # a comparison's description, translated on its own
+        phrase = prompt.split("Phrase: ")[1].split("\n")[0]
+        return f"研究{phrase.split('studies ')[-1].split(' in setting')[0]}，在第{phrase.split()[-1]}个设置中的表现"
     if "Translate the question above" in prompt:
         if "numbered 1" in prompt:  # the small model sometimes echoes the English: not a translation
             return prompt.split("Question: ")[1].split("\n")[0]
@@ -123,3 +126,27 @@ def test_a_translation_that_drops_the_questions_topic_is_not_a_chinese_question(
         return "该论文的主要贡献是什么？"
 
     assert to_chinese(ask, english) is None
+
+
+def test_a_chinese_comparison_keeps_both_papers_descriptions():
+    one = "proposes a benchmark for collaborative long-term navigation with role specialization"
+    other = "proposes a benchmark for evaluating robot policies across diverse environments"
+    english = f"How does the paper that {one} differ from the one that {other}?"
+
+    def ask(prompt):
+        if "Translate the phrase above" in prompt:
+            return {one: "提出了一个关于协作式长期导航与角色分工的基准", other: "提出了一个在多种环境中评测机器人策略的基准。"}[
+                prompt.split("Phrase: ")[1].split("\n")[0]]
+        # translated whole, the small model kept one paper: "compared with another paper, this one proposes ..."
+        return "该论文与另一篇论文相比，提出了一个新的基准，专注于角色特化和并行性。"
+
+    got = in_chinese(ask, english, [one, other])
+    assert got == "提出了一个关于协作式长期导航与角色分工的基准的论文与提出了一个在多种环境中评测机器人策略的基准的论文有什么不同？"
+    assert in_chinese(ask, english) == "该论文与另一篇论文相比，提出了一个新的基准，专注于角色特化和并行性。"  # whole: one paper
+    # a description the model echoed in English is no translation: no Chinese question at all
+    assert in_chinese(lambda prompt: prompt.split("Phrase: ")[1].split("\n")[0], english, [one, other]) is None
+    papers, snap = corpus()
+    made = make_set(papers, snap, scripted, seed=3, n=60)
+    compared = [q for q in made.questions if q["kind"] == "compare" and q["lang"] == "zh"]
+    assert compared and all(q["question"].endswith("的论文有什么不同？") and q["question"].count("的论文") == 2
+                            for q in compared)

@@ -175,6 +175,20 @@ def first_repeat(text: str) -> int | None:
     return None
 
 
+def without_unfinished(prose: str) -> str:
+    """The text without its last sentence when that sentence was cut off (no closing stop before its markers); a
+    text that is one unfinished sentence keeps it, marked with an ellipsis."""
+    sentences = split_sentences(prose)
+    if not sentences:
+        return prose
+    last = without_citations(sentences[-1]).strip()
+    if not last or last[-1] in ".!?。！？…)）\"”":
+        return prose
+    if len(sentences) == 1:
+        return prose.rstrip() + "…"
+    return prose[:prose.rfind(sentences[-1])].rstrip()
+
+
 def only_titles(prose: str, sources: Sequence[Source]) -> bool:
     """Is the model's text nothing but the papers' titles (and numbering), with no sentence about them?"""
     rest, named = without_citations(prose).lower(), 0
@@ -206,12 +220,13 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     messages = prompt_messages(intent, shown, history)
     citations = CitationFilter(shown)
     parts: list[str] = []
-    timed, looped = False, None
+    timed, looped, capped = False, None, False
     try:
         for chunk in llm.stream(messages):
             if chunk.text and not timed:  # once, at the first text (a server may send an empty chunk at once)
                 timed = True
                 first_token()
+            capped = capped or (chunk.response_metadata or {}).get("finish_reason") == "length"
             clean = citations.feed(str(chunk.text))
             if clean:
                 parts.append(clean)
@@ -230,6 +245,8 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
         yield tail
     prose = "".join(parts)
     prose = (prose if looped is None else prose[:looped]).strip()  # the final text keeps one copy
+    if capped and looped is None:  # stopped at the token cap: a half sentence claims nothing whole
+        prose = without_unfinished(prose)
     recited = echoes(prose, PRIVATE_PROMPTS)
     if recited:  # the model was talked into reciting its instructions: say no instead
         prose = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER

@@ -199,3 +199,36 @@ def test_short_repeats_and_a_sentence_still_being_written_are_not_a_loop():
     assert text[first_repeat(text):] == "DroPE drops positional embeddings [1]. It"
     zh = "DroPE在预训练后去掉位置编码。它能扩展上下文。DroPE在预训练后去掉位置编码。它"
     assert zh[first_repeat(zh):] == "DroPE在预训练后去掉位置编码。它"
+
+
+def _capped(text: str, finish: str) -> GenericFakeChatModel:
+    """A model that streams `text` word by word and ends with `finish` as its finish reason (OpenAI's "length" when
+    it hit the token cap)."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    class Capped(GenericFakeChatModel):
+        def _stream(self, *a, **k):
+            words = text.split(" ")
+            for i, word in enumerate(words):
+                last = i == len(words) - 1
+                yield ChatGenerationChunk(message=AIMessageChunk(content=word + ("" if last else " ")),
+                                          generation_info={"finish_reason": finish} if last else None)
+
+    return Capped(messages=iter([]))
+
+
+def test_a_sentence_cut_off_at_the_token_cap_is_not_kept():
+    cut = "DroPE drops positional embeddings [1]. LookaheadKV predicts future attention to evict the entries of every"
+    got = answer(route("What is DroPE?"), SOURCES, _capped(cut, "length"))
+    assert got.prose == "DroPE drops positional embeddings [1]."
+    assert [c.id for c in got.citations] == ["RlPVSeKjoc"]
+    # the same words ending normally, or a cut answer whose last sentence is whole, are kept as written
+    assert answer(route("What is DroPE?"), SOURCES, _capped(cut, "stop")).prose.endswith("entries of every")
+    whole = "DroPE drops positional embeddings [1]. LookaheadKV evicts entries [2]."
+    assert answer(route("What is DroPE?"), SOURCES, _capped(whole, "length")).prose == whole
+    # Chinese: the same at the Chinese full stop; a single unfinished sentence is kept, marked as cut
+    zh = answer(route("DroPE是什么？"), SOURCES, _capped("DroPE去掉了位置编码[1]。 LookaheadKV预测未来的注意力来", "length"))
+    assert zh.prose == "DroPE去掉了位置编码[1]。"
+    one = answer(route("What is DroPE?"), SOURCES, _capped("DroPE drops positional embeddings and then", "length"))
+    assert one.prose.endswith("and then…")

@@ -53,11 +53,10 @@ def load_rows(paths: list[str]) -> list[dict]:
 
 
 def _signal(signals: dict, name: str, lang: str) -> float:
-    """A signal of a row; rows written before `rewritten` was recorded: a Chinese question's text was the model's;
-    any other signal a row lacks: 0 (fit such rows without it: --signals)."""
+    """A signal of a row; rows written before `rewritten` was recorded: a Chinese question's text was the model's."""
     if name == "rewritten" and name not in signals:
         return float(lang != "en")
-    return signals.get(name, 0.0)
+    return signals[name]
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> tuple[float, np.ndarray]:

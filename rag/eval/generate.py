@@ -167,15 +167,19 @@ def keeps_content(chinese: str, english: str) -> bool:
     return units >= TRANSLATION_KEPT * len(content_words(english))
 
 
+def _translated(ask: Ask, prompt: str, english: str, strip: str = "") -> str | None:
+    """The model's Chinese for `english` (asked with `prompt`), or None when it echoed it or dropped its content."""
+    text = clean_line(ask(prompt.format(text=english))).rstrip(strip)
+    return text if language(text) == "zh" and keeps_content(text, english) else None
+
+
 def to_chinese(ask: Ask, question: str) -> str | None:
-    text = clean_line(ask(GEN_TRANSLATE_ZH.format(text=question)))
-    return text if language(text) == "zh" and keeps_content(text, question) else None
+    return _translated(ask, GEN_TRANSLATE_ZH, question)
 
 
 def phrase_in_chinese(ask: Ask, phrase: str) -> str | None:
-    """A description ("proposes ...") in Chinese, or None when the model echoed it or dropped its content."""
-    text = clean_line(ask(GEN_TRANSLATE_PHRASE_ZH.format(text=phrase))).rstrip("。.；;")
-    return text if language(text) == "zh" and keeps_content(text, phrase) else None
+    """A description ("proposes ...") in Chinese, without a closing stop (it goes inside a frame)."""
+    return _translated(ask, GEN_TRANSLATE_PHRASE_ZH, phrase, strip="。.；;")
 
 
 def framed_in_chinese(ask: Ask, frame: str, **phrases: str) -> str | None:

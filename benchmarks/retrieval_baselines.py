@@ -68,14 +68,12 @@ def main() -> None:
     def rewrite(question, history):
         """pipeline.search_query under the current settings; model rewrites cached with their first latency."""
         if pipeline.settings.retrieval.rewrite == "off":
-            return pipeline.search_query(pipeline.route(question, history), history).all, False
-        key = (question, tuple((h.question, h.papers) for h in history))
+            return pipeline.search_query(pipeline.route(question, history), history)
+        key = (question, tuple(history))
         if key not in cache:
             t = time.perf_counter()
-            q = pipeline.search_query(pipeline.route(question, history), history)
-            cache[key] = (q.all, q.rewritten, time.perf_counter() - t)
-        text, by_model, _ = cache[key]
-        return text, by_model
+            cache[key] = (pipeline.search_query(pipeline.route(question, history), history), time.perf_counter() - t)
+        return cache[key][0]
 
     header = ("| configuration | lookup R@5 en | lookup R@5 zh | R@1 | R@5 | R@10 | MRR@10 | compare both@10 | "
               "followup turn R@5 | filtered constraint P@5 | filtered R@5 | search p50 / p95 ms | rewrite p50 / p95 ms |")
@@ -88,10 +86,10 @@ def main() -> None:
             update={"retrieval": settings.retrieval.model_copy(update={"mode": mode, "rewrite": rewrite_mode})})
         fresh = len(cache)
         result, rows = evaluate_retrieval(
-            questions, lambda query, filters: pipeline.retrieve(query, filters, k=k),
+            questions, lambda query, filters: pipeline.retrieve(query.all, filters, k=k, referred=query.referred),
             lambda question: pipeline.route(question).filters, rewrite)
         if rewrite_mode == "auto":  # report the model's own time, measured when each rewrite was first made
-            ms = sorted(seconds * 1000 for _, by_model, seconds in cache.values() if by_model)
+            ms = sorted(seconds * 1000 for query, seconds in cache.values() if query.rewritten)
             if ms:
                 result["rewrite_latency_ms"] = {"p50": round(ms[len(ms) // 2], 1),
                                                 "p95": round(ms[min(len(ms) - 1, int(0.95 * (len(ms) - 1) + 0.5))], 1),

@@ -46,7 +46,7 @@ from rag.models.speed import ReadRate
 from rag.offline import prepare_offline
 from rag.prompts import BUSY_EN, BUSY_ZH, CALIBRATION, NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
 from rag.question.clean import clean_question
-from rag.question.rewrite import Query, fallback_query, rewrite_query
+from rag.question.rewrite import Query, fallback_query, referred_papers, rewrite_query
 from rag.question.router import Intent, Kind, route
 from rag.question.turns import Exchange, HistoryItem, exchanges
 from rag.retrieve.filters import STATUS_GROUPS, Filters
@@ -319,11 +319,12 @@ class Pipeline:
         wanted = self.settings.retrieval.rewrite == "auto" and intent.rewrite
         return rewrite_query(intent, exchanges(history), self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
 
-    def retrieve(self, queries: str | Sequence[str], filters: Filters | None = None, k: int | None = None) -> list[Source]:
+    def retrieve(self, queries: str | Sequence[str], filters: Filters | None = None, k: int | None = None,
+                 referred: Sequence[str] = ()) -> list[Source]:
         with self._store():
             if self.index.is_empty():
                 raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
-            return self.retriever.papers(queries, filters or Filters(), k)
+            return self.retriever.papers(queries, filters or Filters(), k, referred)
 
     def coverage(self, intent: Intent, query: Query, sources: Sequence[Source],
                  filters: Filters | None = None) -> Coverage | None:
@@ -389,7 +390,8 @@ class Pipeline:
     def _first_query(self, intent: Intent, turns: Sequence[Exchange]) -> tuple[Query, bool]:
         """What to search at once (the question's own words; no model), and whether the model will refine it."""
         refine = self.settings.retrieval.rewrite == "auto" and bool(intent.rewrite)
-        return Query(fallback_query(intent, turns), False, intent.rewrite and "as written"), refine
+        return Query(fallback_query(intent, turns), False, intent.rewrite and "as written",
+                     referred=referred_papers(intent, turns)), refine
 
     def _lead(self, intent: Intent, query: Query, sources: Sequence[Source]) -> tuple[str, Extract | None, Comparison | None]:
         """What code shows before the model: a comparison's table, or the best sentence of the top papers."""
@@ -403,7 +405,8 @@ class Pipeline:
         """A lookup or a comparison (see `stream`)."""
         query, refine = self._first_query(intent, turns)
         refine = refine and not intent.papers
-        sources = self.retriever.named(intent.papers) if intent.papers else self.retrieve(query.all, filters, k)
+        sources = (self.retriever.named(intent.papers) if intent.papers
+                   else self.retrieve(query.all, filters, k, query.referred))
         yield SourcesEvent(sources, query, final=not refine)
         ticket: Ticket | None = None
         early = ""
@@ -418,7 +421,7 @@ class Pipeline:
                 ticket = yield from self._wait_for_model()
                 if ticket is not None:
                     query = self.search_query(intent, turns)
-                    sources = self.retrieve(query.all, filters, k)
+                    sources = self.retrieve(query.all, filters, k, query.referred)
                     yield SourcesEvent(sources, query)
             cover = None if intent.papers else self.coverage(intent, query, sources, filters)
             if not sources or cover is not None and not cover.answerable:

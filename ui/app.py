@@ -190,7 +190,8 @@ def respond(pipeline: Pipeline, message: str, chat: list[dict], turns: list[Turn
     chat = chat + [{"role": "user", "content": render.esc(question)},
                    {"role": "assistant", "content": "_Searching the papers..._"}]
     yield list(chat), turns
-    history = [Exchange(t.question, t.answer.prose, tuple(s.paper.title for s in t.answer.sources))
+    history = [Exchange(t.question, t.answer.prose, tuple(s.paper.title for s in t.answer.sources),
+                        tuple(s.paper.id for s in t.answer.sources))
                for t in turns if t.answer.text]
     done, sources, lead, text, status, searched = list(turns), [], "", "", "", ""
     stream = pipeline.stream(question, history=history, filters=filters, k=k, pinned=pinned)

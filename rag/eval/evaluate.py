@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag.errors import CorpusError
+from rag.question.rewrite import Query
 from rag.question.turns import Exchange
 from rag.retrieve.filters import Filters
 from rag.retrieve.search import Source
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 KINDS = ("lookup", "compare", "followup", "filtered", "unanswerable")
 SHOWN = 4  # papers an earlier turn "showed" (the app's default k): what "the second one" can point to
 
-Retrieve = Callable[[tuple[str, ...], Filters | None], list[Source]]  # (queries, filters) -> papers, best first
-# (question, history) -> (queries to search and fuse, whether the model wrote them)
-Rewrite = Callable[[str, list[Exchange]], tuple[tuple[str, ...], bool]]
+Retrieve = Callable[[Query, Filters | None], list[Source]]  # (query, filters) -> papers, best first
+# (question, history) -> what to search (its queries, the earlier papers it points back to, whether the model wrote it)
+Rewrite = Callable[[str, list[Exchange]], Query]
 # (question, history, sources, filters) -> the check before the model (rag.answer.coverage), None when off
 Judge = Callable[[str, list[Exchange], list[Source], Filters | None], "Coverage | None"]
 
@@ -74,7 +75,7 @@ def _group(rows: list[dict], metrics: dict[str, Callable[[list[dict]], float | N
 
 def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
                        stated: Callable[[str], Filters] = lambda q: Filters(),
-                       rewrite: Rewrite = lambda question, history: ((question,), False),
+                       rewrite: Rewrite = lambda question, history: Query(question, False),
                        judge: Judge | None = None) -> tuple[dict, list[dict]]:
     """Retrieval figures (top 10 papers per question) and one row per question for inspection.
 
@@ -88,13 +89,13 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
 
     def search(question: str, history: list[Exchange], filters: Filters | None) -> tuple[str, list[Source]]:
         t0 = time.perf_counter()
-        queries, by_model = rewrite(question, history)
+        query = rewrite(question, history)
         t1 = time.perf_counter()
-        sources = retrieve(queries, filters)
+        sources = retrieve(query, filters)
         latencies.append((time.perf_counter() - t1) * 1000)
-        if by_model:
+        if query.rewritten:
             rewrite_ms.append((t1 - t0) * 1000)
-        return " | ".join(queries), sources
+        return " | ".join(query.all), sources
 
     def gate(row: dict, question: str, history: list[Exchange], sources: list[Source], filters: Filters | None) -> None:
         cover = judge(question, history, sources, filters) if judge else None
@@ -117,7 +118,9 @@ def evaluate_retrieval(questions: list[dict], retrieve: Retrieve,
                 hits.append(bool(set(ids[:5]) & set(turn["gold"])))
                 queries.append(query)
                 # The eval has no answer model: the next turn sees the papers the app would have shown.
-                history.append(Exchange(turn["question"], "", tuple(s.paper.title for s in sources[:SHOWN])))
+                shown = sources[:SHOWN]
+                history.append(Exchange(turn["question"], "", tuple(s.paper.title for s in shown),
+                                        tuple(s.paper.id for s in shown)))
             row["turn_hits"] = hits
             row["queries"] = queries
         else:
@@ -275,11 +278,10 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
         return asked[key]
 
     def rewrite(question, history):
-        query = routed(question, history)[1]
-        return query.all, query.rewritten
+        return routed(question, history)[1]
 
     def retrieve(query, filters):
-        return pipeline.retrieve(query, filters, k=k)
+        return pipeline.retrieve(query.all, filters, k=k, referred=query.referred)
 
     def stated(question):
         return pipeline.route(question).filters

@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE, TRANSLATE_QUESTION
 from rag.question.router import Intent
-from rag.question.turns import Exchange
+from rag.question.turns import Exchange, referred
 from rag.text import language, states_absence
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ class Query:
     rewritten: bool  # True when the chat model wrote it
     reason: str = ""  # why it was (or was not) rewritten, for the eval and the logs
     also: tuple[str, ...] = ()  # further queries searched and fused with `text` (see rewrite_query)
+    referred: tuple[str, ...] = ()  # ids of the earlier turn's papers a follow-up points back to, fused in too
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -47,6 +48,11 @@ def fallback_query(intent: Intent, history: Sequence[Exchange]) -> str:
     if history and intent.followup:
         return f"{history[-1].question} {text}"
     return text
+
+
+def referred_papers(intent: Intent, history: Sequence[Exchange]) -> tuple[str, ...]:
+    """The papers shown in the turn before, for a question that refers back to them (rag.question.turns)."""
+    return referred(intent.question, history) if intent.followup else ()
 
 
 def rewrite_messages(question: str, history: Sequence[Exchange]) -> list:
@@ -88,8 +94,9 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     history = list(history)
     reason = intent.rewrite
     fallback = fallback_query(intent, history)
+    kept = referred_papers(intent, history)
     if not reason or llm is None:
-        return Query(fallback, False, reason and "no model")
+        return Query(fallback, False, reason and "no model", referred=kept)
     try:
         text = _ask(llm, intent.question, history)
         own = ""
@@ -97,10 +104,10 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
             own = _ask(llm, intent.question, []) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
-        return Query(fallback, False, f"{reason}: model failed")
+        return Query(fallback, False, f"{reason}: model failed", referred=kept)
     if not text:
-        return Query(fallback, False, f"{reason}: unusable rewrite")
+        return Query(fallback, False, f"{reason}: unusable rewrite", referred=kept)
     # the follow-up with the question before it, as without a model: it finds that turn's papers again, so "its
     # limitations" still reach the paper the user meant when the model resolved "it" to another one
     carried = fallback_query(intent, history) if intent.followup and language(history[-1].question) == "en" else ""
-    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)))
+    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)), kept)

@@ -103,7 +103,7 @@ def review_fields(text: str) -> tuple[str, ...]:
 # -- follow-ups ---------------------------------------------------------------------------------------
 _FOLLOWUP = re.compile(
     r"\b(it|its|they|them|their|this|that|these|those|the (first|second|third|last|former|latter)( one)?|"
-    r"above|previous|same|both|compare)\b|它|它们|这篇|那篇|这些|那些|第一|第二|上面|前面|两篇",
+    r"above|previous|same|both|compare)\b|\[[1-9]\]|它|它们|这篇|那篇|这些|那些|第一|第二|上面|前面|两篇",
     re.IGNORECASE,
 )
 

@@ -44,15 +44,24 @@ class Source:
         return " ".join(self.passages)
 
 
+def rank_fusion(ranked_lists: Sequence[tuple[float, Sequence[str]]], rrf_k: int) -> dict[str, float]:
+    """Reciprocal rank fusion of ranked ids (weight, ids best first): each id's summed weight / (rrf_k + rank),
+    best first."""
+    scores: dict[str, float] = {}
+    for weight, ranked in ranked_lists:
+        for rank, key in enumerate(ranked, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (rrf_k + rank)
+    return dict(sorted(scores.items(), key=lambda pair: -pair[1]))
+
+
 def fuse(ranked_lists: Sequence[tuple[float, list[Document]]], rrf_k: int) -> list[tuple[Document, float]]:
     """Reciprocal rank fusion of chunk lists (weight, chunks best first) into one list, best first."""
-    scores: dict[str, float] = {}
     docs: dict[str, Document] = {}
-    for weight, ranked in ranked_lists:
-        for rank, doc in enumerate(ranked, start=1):
-            scores[doc.id] = scores.get(doc.id, 0.0) + weight / (rrf_k + rank)
+    for _, ranked in ranked_lists:
+        for doc in ranked:
             docs.setdefault(doc.id, doc)
-    return sorted(((docs[i], score) for i, score in scores.items()), key=lambda pair: -pair[1])
+    fused = rank_fusion([(weight, [doc.id for doc in ranked]) for weight, ranked in ranked_lists], rrf_k)
+    return [(docs[i], score) for i, score in fused.items()]
 
 
 def search_chunks(index: PaperIndex, query: str, settings: RetrievalSettings, filters: Filters,
@@ -78,22 +87,30 @@ def query_terms(index: PaperIndex, queries: Sequence[str]) -> Terms:
 
 
 def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: RetrievalSettings,
-             filters: Filters | None = None, k: int | None = None, terms: Terms | None = None) -> list[Source]:
+             filters: Filters | None = None, k: int | None = None, terms: Terms | None = None,
+             referred: Sequence[str] = ()) -> list[Source]:
     """Search chunks, rank papers by their best chunk, return the top k papers, each with the sentences of its
     abstract that best match `terms` (the queries' own words unless given). Several queries are searched alike
-    and fused."""
+    and fused. `referred` (the papers of an earlier turn a follow-up points back to, most likely first) is fused
+    with the papers found as one more ranked list of equal weight: what the user saw stays in reach of "its
+    limitations" even when the rewritten query drifted (benchmarks/README.md)."""
     k = k or settings.k
+    filters = filters or Filters()
     queries = [queries] if isinstance(queries, str) else list(queries)
     fetch_k = max(settings.fetch_k, k)
-    runs = [search_chunks(index, q, settings, filters or Filters(), fetch_k) for q in queries]
+    runs = [search_chunks(index, q, settings, filters, fetch_k) for q in queries]
     hits = runs[0] if len(runs) == 1 else fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
     best: dict[str, float] = {}
     for doc, score in hits:  # hits arrive best first
         pid = doc.metadata["paper_id"]
         if pid not in best:
             best[pid] = score
-            if len(best) == k:
+            if len(best) == k and not referred:
                 break
+    if referred:
+        kept = [pid for pid, paper in index.get_papers(list(referred)).items() if filters.admits(paper)]
+        kept.sort(key=list(referred).index)
+        best = dict(list(rank_fusion([(1.0, list(best)), (1.0, kept)], settings.rrf_k).items())[:k])
     records = index.get_papers(list(best))
     terms = terms if terms is not None else query_terms(index, queries)
     encoding = tiktoken.get_encoding(index.settings.chunking.encoding)

@@ -25,8 +25,8 @@ RANKING = {"q1": "ABCD", "q2": "DCBA", "q3": "ABCD", "q4": "BXYZA", "t1": "ABCD"
 STATUS = {"A": "Oral", "B": "Poster", "C": "Oral", "D": "Poster", "X": "Poster", "Y": "Poster", "Z": "Poster"}
 
 
-def retrieve(queries, filters):
-    question = queries[0]
+def retrieve(query, filters):
+    question = query.text
     return [Source(n, Paper(id=pid, title=pid, abstract="a", status=STATUS[pid]), 1.0 / n)
             for n, pid in enumerate(RANKING[question], start=1)]
 
@@ -144,7 +144,7 @@ class _Pipeline:
 
         return Query(f"{history[-1].papers[0]} {intent.question}" if history else intent.question, bool(history))
 
-    def retrieve(self, queries, filters=None, k=10):
+    def retrieve(self, queries, filters=None, k=10, referred=()):
         first = queries[0].split()[0]
         return [Source(n, Paper(id=pid, title=pid, abstract="a"), 1.0 / n)
                 for n, pid in enumerate(RANKING.get(first, first), start=1)]

@@ -108,3 +108,28 @@ def test_a_foreign_question_on_its_own_is_translated_and_a_followup_is_rewritten
     model = Recorder("DroPE limitations", "its limitations")
     rewrite_query("它有什么局限？", [SHOWN], model)
     assert "search queries" in model.prompts[0] and "Dropping positional embeddings" in model.prompts[0]
+
+
+SHOWN_IDS = Exchange(SHOWN.question, SHOWN.answer, SHOWN.papers + ("Rotary positions",),
+                     ("DroPE00001", "LookKV0001", "Rope000001"))
+
+
+@pytest.mark.parametrize("question, first", [
+    ("What are its limitations?", "DroPE00001"),  # "it": the papers as shown, the first first
+    ("How does the second one differ?", "LookKV0001"),
+    ("Tell me more about [3]", "Rope000001"),
+    ("What about the last one?", "Rope000001"),
+    ("第二篇用了什么数据？", "LookKV0001"),
+])
+def test_a_followup_keeps_the_papers_it_points_back_to(question, first):
+    query = rewrite_query(question, [SHOWN_IDS], Recorder("a query the model drifted on"))
+    assert query.referred[0] == first
+    assert sorted(query.referred) == sorted(SHOWN_IDS.ids)  # the others stay, as shown
+    assert rewrite_query(question, [SHOWN_IDS], None).referred == query.referred  # without a model too
+
+
+def test_a_new_topic_or_a_turn_without_ids_keeps_no_earlier_paper():
+    assert rewrite_query("Are there benchmarks for multi-turn CBT counseling?", [SHOWN_IDS],
+                         Recorder("CBT counseling benchmark")).referred == ()
+    assert rewrite_query("What are its limitations?", [SHOWN], Recorder("DroPE limitations")).referred == ()
+    assert rewrite_query("What are its limitations?", [], None).referred == ()

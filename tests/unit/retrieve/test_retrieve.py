@@ -73,3 +73,15 @@ def test_followups_are_searched_with_the_previous_question(question, followup):
     as_searched = route(question).english or question  # the question, or a Chinese one's English terms
     assert fallback_query(route(question, history), history) == (f"What is DroPE? {as_searched}" if followup else as_searched)
     assert fallback_query(route(question), []) == as_searched
+
+
+def test_papers_a_followup_points_back_to_are_fused_in_under_the_filters(index):
+    settings = index.settings.retrieval
+    query = "keys and values in the cache"
+    alone = [s.paper.id for s in retrieve(index, query, settings, k=2)]
+    assert "Rope000001" not in alone  # the query alone does not find it
+    kept = [s.paper.id for s in retrieve(index, query, settings, k=2, referred=["Rope000001"])]
+    assert set(kept) == {"Rope000001", alone[0]}  # one more ranked list: it joins the query's best paper
+    # a referred paper the filters exclude stays out; an unknown id is ignored
+    graphs = retrieve(index, query, settings, Filters(primary_areas=("graphs",)), referred=["Rope000001", "Nope000001"])
+    assert [s.paper.id for s in graphs] == ["Graph00001"]

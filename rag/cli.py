@@ -237,7 +237,8 @@ def cmd_evalset(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
         return str(llm.invoke([HumanMessage(prompt)]).content)
 
-    made = make_set(papers, snapshot, ask, args.seed, args.n, progress=lambda text: print(text, file=sys.stderr, flush=True))
+    made = make_set(papers, snapshot, ask, args.seed, args.n, progress=lambda text: print(text, file=sys.stderr, flush=True),
+                    mix={args.kind: 1.0} if args.kind else None)
     path = write_set(Path(args.out), made, papers, snapshot, args.seed, corpus)
     print(f"{len(made.questions)} questions in {path}; test corpus {Path(args.out) / 'corpus.jsonl.gz'} "
           f"({len(made.left_out)} papers left out). Next: PAPERCHAT_DATA_DIR=<empty dir> paperchat eval {path} "
@@ -339,6 +340,8 @@ def make_parser() -> argparse.ArgumentParser:
     gen.add_argument("--corpus", default="corpus/iclr2026.jsonl.gz", help="a corpus file with its index snapshot")
     gen.add_argument("--seed", type=int, default=1)
     gen.add_argument("--n", type=int, default=320, help="questions to make")
+    gen.add_argument("--kind", choices=["lookup", "leave_out", "near_miss", "compare", "followup"],
+                     help="make only this kind (e.g. followup: conversations only); default: the usual mix")
     gen.add_argument("--out", required=True, help="folder for questions.jsonl, the test corpus and its snapshot")
     gen.set_defaults(func=cmd_evalset)
 

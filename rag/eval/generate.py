@@ -209,8 +209,9 @@ def absent(terms: Sequence[str], papers: Sequence[Paper]) -> list[str]:
 
 
 def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n: int,
-             progress: Callable[[str], None] = lambda text: None) -> GeneratedSet:
-    """The questions (see the module docstring); deterministic for a seed, a corpus and a model."""
+             progress: Callable[[str], None] = lambda text: None, mix: dict[str, float] | None = None) -> GeneratedSet:
+    """The questions (see the module docstring); deterministic for a seed, a corpus and a model. `mix`: the share
+    of each kind (MIX unless given; {"followup": 1.0} makes conversations only)."""
     rng = random.Random(seed)
     own = rare_name_set(papers)
     by_id = {p.id: p for p in papers}
@@ -219,7 +220,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     accepted = sorted(p.id for p in papers if p.status in STATUS_GROUPS["All accepted"] and p.id in row)
     rng.shuffle(accepted)
     pool = iter(accepted)
-    wanted = {kind: round(share * n) for kind, share in MIX.items()}
+    wanted = {kind: round((MIX if mix is None else mix).get(kind, 0.0) * n) for kind in MIX}
     questions: list[dict] = []
     left_out: set[str] = set()
     used: set[str] = set()

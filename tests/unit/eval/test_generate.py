@@ -150,3 +150,10 @@ def test_a_chinese_comparison_keeps_both_papers_descriptions():
     compared = [q for q in made.questions if q["kind"] == "compare" and q["lang"] == "zh"]
     assert compared and all(q["question"].endswith("的论文有什么不同？") and q["question"].count("的论文") == 2
                             for q in compared)
+
+
+def test_a_set_of_one_kind_holds_only_that_kind():
+    papers, snap = corpus()
+    made = make_set(papers, snap, scripted, seed=3, n=12, mix={"followup": 1.0})
+    assert {q["generated"] for q in made.questions} == {"followup"} and len(made.questions) == 12
+    assert made.left_out == [] and all(len(q["turns"]) >= 2 for q in made.questions)

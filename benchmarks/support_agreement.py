@@ -71,10 +71,14 @@ def main() -> None:
     gold_all = [bool(r["label"]) for r in labels]
     print(f"{len(labels)} hand-labeled sentences: {sum(gold_all)} supported, {len(gold_all) - sum(gold_all)} not")
 
-    checks = []
+    from rag.models.embeddings import SentenceSimilarity
+
+    similarity = SentenceSimilarity()  # the claim check's multilingual reading of Chinese sentences
+    checks, lexical = [], []
     for r in labels:  # `cited` maps each [n] of the sentence to the paper id it stood for in that answer
         by_n = {int(n): Source(int(n), papers[pid], 0.0, (papers[pid].abstract,)) for n, pid in r["cited"].items()}
-        checks.append(check_sentence(r["sentence"], by_n))
+        checks.append(check_sentence(r["sentence"], by_n, similarity))
+        lexical.append(check_sentence(r["sentence"], by_n))
 
     from rag.models.embeddings import make_embeddings
     from rag.settings import Settings
@@ -92,6 +96,7 @@ def main() -> None:
     skipped = [i for i in range(len(labels)) if i not in judged]
     print(f"the shipped judge abstains on {len(skipped)} of them "
           f"({sum(not gold_all[i] for i in skipped)} of those are unsupported); scored below: the {len(judged)} it judges\n")
+    full_checks = checks
     checks = [checks[i] for i in judged]
     cosines = [cosines[i] for i in judged]
     gold = [gold_all[i] for i in judged]
@@ -107,20 +112,23 @@ def main() -> None:
                            [bool(c.supported) and x >= t for c, x in zip(checks, cosines)], gold))
     rows.append(report("always 'supported'", [True] * len(gold), gold))
     print("\n".join(rows))
-    print("\nThe shipped judge per language (judged: the share of labeled sentences it gives a verdict on):\n")
-    print("| language | labeled | judged | agreement | Cohen's kappa | unsupported caught | precision of 'unsupported' |")
-    print("|---|---|---|---|---|---|---|")
-    for lang in ("en", "zh"):
-        mine = [i for i, r in enumerate(labels) if (language(r["sentence"]) == "zh") == (lang == "zh")]
-        seen = [i for i in mine if i in judged]
-        verdicts = [bool(checks[judged.index(i)].supported) for i in seen]
-        row = report(lang, verdicts, [gold_all[i] for i in seen]) if seen else f"| {lang} | - | - | - | - |"
-        print(row.replace(f"| {lang} |", f"| {lang} | {len(mine)} | {len(seen)} |", 1))
+    print("\nThe judge per language (judged: the share of labeled sentences it gives a verdict on); 'lexical' is "
+          "without the multilingual similarity, 'shipped' with it (floor {:.3f}):\n".format(similarity.floor))
+    print("| judge | language | labeled | judged | agreement | Cohen's kappa | unsupported caught | "
+          "precision of 'unsupported' |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, verdicts_of in (("lexical", lexical), ("shipped", full_checks)):
+        for lang in ("en", "zh"):
+            mine = [i for i, r in enumerate(labels) if (language(r["sentence"]) == "zh") == (lang == "zh")]
+            seen = [i for i in mine if verdicts_of[i].supported is not None]
+            verdicts = [bool(verdicts_of[i].supported) for i in seen]
+            row = report(lang, verdicts, [gold_all[i] for i in seen]) if seen else f"| {lang} | - | - | - | - |"
+            print(row.replace(f"| {lang} |", f"| {name} | {lang} | {len(mine)} | {len(seen)} |", 1))
     if answers:
-        judge_answers(answers, papers)
+        judge_answers(answers, papers, similarity)
 
 
-def judge_answers(answers: list[dict], papers: dict[str, Paper]) -> None:
+def judge_answers(answers: list[dict], papers: dict[str, Paper], similarity=None) -> None:
     """The shipped judge over every cited sentence of the eval's answers (the prose, not comparison tables)."""
     from rag.answer.support import check_sentences
 
@@ -130,7 +138,7 @@ def judge_answers(answers: list[dict], papers: dict[str, Paper]) -> None:
             continue
         prose = "\n".join(line for line in a["answer"].splitlines() if not line.startswith("|"))
         sources = [Source(i, papers[pid], 0.0, (papers[pid].abstract,)) for i, pid in enumerate(a["retrieved"], 1)]
-        verdicts += [c.supported for c in check_sentences(prose, sources) if c.cited]
+        verdicts += [c.supported for c in check_sentences(prose, sources, similarity=similarity) if c.cited]
     judged = [v for v in verdicts if v is not None]
     print(f"\nanswers: {len(verdicts)} cited sentences; judged {len(judged)}, supported {sum(judged)} "
           f"({sum(judged) / len(judged):.3f} of judged); not judged {len(verdicts) - len(judged)}")

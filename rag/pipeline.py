@@ -32,6 +32,7 @@ from rag.answer.coverage import AGREEMENT_TOP, Coverage, coverage
 from rag.answer.extract import Extract, quote
 from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
 from rag.answer.reviews import review_sources, reviewed_papers
+from rag.answer.support import Similarity
 from rag.answer.types import Answer
 from rag.corpus.papers import LoadReport, Paper, load_corpus, load_file
 from rag.corpus.reviews import Review, ReviewStore, load_scores, scores_path
@@ -40,6 +41,7 @@ from rag.explore.similar import SimilarResult, similar
 from rag.explore.topics import TopicMap, ensure_map
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.index.store import IngestStats, PaperIndex, ProgressFn, make_client
+from rag.models.embeddings import SentenceSimilarity
 from rag.models.local_llm import LocalModelServer
 from rag.models.slots import FairGate, Ticket
 from rag.models.speed import ReadRate
@@ -111,9 +113,12 @@ WAIT_POLL_S = 0.5  # how often a queued question reports its place
 class Pipeline:
     """Holds the index and the chat model; the model (and the embedded server) start on first use."""
 
-    def __init__(self, settings: Settings, index: PaperIndex, llm: BaseChatModel | None = None):
+    def __init__(self, settings: Settings, index: PaperIndex, llm: BaseChatModel | None = None,
+                 similarity: Similarity | None = None):
         self.settings = settings
         self.index = index
+        # the claim check's multilingual reading of Chinese sentences (multilingual-e5-small unless a test's fake)
+        self.similarity = similarity or SentenceSimilarity()
         self.retriever = PaperRetriever(index=index, settings=settings.retrieval)
         self._llm = llm
         self._server: LocalModelServer | None = None
@@ -451,7 +456,8 @@ class Pipeline:
         yield WaitEvent(0, self.read_rate.estimate(prompt), prompt)
         t0 = time.perf_counter()
         for item in stream_answer(intent, sources, self.llm, turns, lead, extract, comparison,
-                                  first_token=lambda: self.read_rate.observe(prompt, time.perf_counter() - t0)):
+                                  first_token=lambda: self.read_rate.observe(prompt, time.perf_counter() - t0),
+                                  similarity=self.similarity):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
 
     def _busy_answer(self, intent: Intent, sources: Sequence[Source], lead: str, extract: Extract | None,
@@ -530,13 +536,17 @@ def _papers(chunks: Sequence[tuple[Document, float]]) -> list[tuple[str, float]]
 
 
 def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
-                   llm: BaseChatModel | None = None) -> Pipeline:
-    """Wire the stages from settings; tests pass fakes for `embeddings` and `llm`."""
+                   llm: BaseChatModel | None = None, similarity_floor: float = 0.0) -> Pipeline:
+    """Wire the stages from settings; tests pass fakes for `embeddings` and `llm` (a fake embedder also stands in
+    for the claim check's multilingual one, with `similarity_floor`)."""
     prepare_offline(settings.cache_dir)
+    similarity = None
     if embeddings is None:
         from rag.models.embeddings import make_embeddings
 
         embeddings = make_embeddings(settings.embedding)
+    else:
+        similarity = SentenceSimilarity(embeddings, floor=similarity_floor)
     index = PaperIndex(make_client(settings), embeddings, settings)
-    return Pipeline(settings, index, llm)
+    return Pipeline(settings, index, llm, similarity)
 

@@ -150,6 +150,13 @@ GEN_TRANSLATE_PHRASE_ZH = (
 )
 GEN_COMPARE_ZH = "{one}的论文与{other}的论文有什么不同？"
 GEN_FOLLOWUP_COMPARE_ZH = "它与{other}的论文有什么不同？"
+# Chinese claims for calibrating the cross-lingual claim check (benchmarks/claim_check_zh.py): one abstract sentence
+# restated the way an answer restates it, not translated word for word.
+GEN_CLAIM_ZH = (
+    "Sentence: {text}\n\nRestate what the sentence above says about a research paper as one Simplified Chinese "
+    "sentence, the way a Chinese researcher summarising the paper would write it. Technical terms usually written in "
+    "English (model names, acronyms) may stay in English. Reply with the Chinese sentence only."
+)
 GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English
     "Question: {text}\n\nTranslate the question above into Simplified Chinese, as a Chinese researcher would ask it. "
     "Technical terms usually written in English (model names, acronyms) may stay in English. Reply with the Chinese "

@@ -13,7 +13,7 @@ from rag.answer.citations import CitationFilter, to_citation
 from rag.answer.compare import Comparison
 from rag.answer.coverage import Coverage
 from rag.answer.extract import Extract
-from rag.answer.support import attribute_uncited, check_sentences, drop_extra_citations, echoes
+from rag.answer.support import Similarity, attribute_uncited, check_sentences, drop_extra_citations, echoes
 from rag.answer.types import Answer
 from rag.errors import ModelError
 from rag.prompts import (
@@ -204,13 +204,14 @@ def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence
 
 def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel, history: Sequence[HistoryItem] = (),
                   lead: str = "", extract: Extract | None = None, comparison: Comparison | None = None,
-                  first_token: Callable[[], None] = lambda: None) -> Iterator[str | Answer]:
+                  first_token: Callable[[], None] = lambda: None,
+                  similarity: Similarity | None = None) -> Iterator[str | Answer]:
     """Yield the model's clean answer text as it is written, then the final `Answer` (always last).
 
     `lead` is what was already shown above the model's text (the quoted sentences of `extract`, or the table
     of a `comparison`, whose papers are then the only ones the model reads); the final answer's text is the
     lead and the model's prose. `first_token` is called when the model's first text arrives. Every sentence
-    the model writes is checked against what it cites."""
+    the model writes is checked against what it cites (a Chinese one also by `similarity`, rag.answer.support)."""
     sources = list(sources)
     question, kind = intent.question, intent.kind.value
     # The prompt and the model are called as two steps, not as `ANSWER_PROMPT | llm`: closing a
@@ -275,7 +276,7 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
              for n in dict.fromkeys([*lead_n, *cited_n])]
     text = f"{lead}\n\n{prose}" if lead else prose
     yield Answer(question, text, sources, cited, citations.dropped,
-                 sentences=check_sentences(prose, shown, attributed), comparison=comparison, extract=extract,
+                 sentences=check_sentences(prose, shown, attributed, similarity), comparison=comparison, extract=extract,
                  lead=lead, kind=kind, unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
 
 

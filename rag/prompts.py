@@ -33,14 +33,17 @@ SYSTEM_PROMPT = (
 SOURCE_TEMPLATE = "[{n}] {title} ({status})\n{text}"
 # Reviews (rag.corpus.reviews) are numbered like papers but labeled as one reviewer's opinion of a paper.
 REVIEW_SOURCE_TEMPLATE = "[{n}] Official review {review_id} of the paper \u201c{title}\u201d ({scores})\n{text}"
+# The most sentences the model writes, per kind of answer; the answer step stops the model there too (the small model
+# wrote one Chinese sentence per paper whatever the instructions said).
+ANSWER_SENTENCES, COMPARE_SENTENCES, REVIEW_SENTENCES = 2, 3, 4
 REVIEW_INSTRUCTIONS_EN = (
     "Instructions: The sources above are official reviews written by reviewers, not the papers' own claims. "
-    "Answer the question in at most 4 sentences, saying what the reviewers said (\"a reviewer notes ...\", "
+    f"Answer the question in at most {REVIEW_SENTENCES} sentences, saying what the reviewers said (\"a reviewer notes ...\", "
     "\"reviewers criticise ...\"), never presenting it as a fact about the paper. After each sentence, write "
     "the number of the review it comes from in square brackets, like [1]."
 )
 REVIEW_INSTRUCTIONS_ZH = (
-    "要求：上面的来源是审稿人写的官方评审意见，不是论文本身的结论。用简体中文最多4句话回答，"
+    f"要求：上面的来源是审稿人写的官方评审意见，不是论文本身的结论。用简体中文最多{REVIEW_SENTENCES}句话回答，"
     "说明审稿人怎么说（“一位审稿人指出……”），不要把评审意见当作论文的事实。论文标题保留英文。"
     "每句话末尾用方括号写出它来自的评审编号，例如[1]。"
 )
@@ -68,13 +71,14 @@ Question: {question}
 # the model's already gives each paper's best sentence, so the model writes the short synthesis (every token
 # written costs ~1/15 s on a 2-core CPU).
 INSTRUCTIONS_EN = (
-    "Instructions: Answer the question in at most 2 sentences, in your own words, using only the sources above. "
+    f"Instructions: Answer the question in at most {ANSWER_SENTENCES} sentences, in your own words, using only the "
+    "sources above. "
     "After each sentence, write the number of the source it comes from in square brackets, like [1]. "
     "If the sources say nothing about the question, say that the retrieved papers do not cover it."
 )
 # Chinese questions get Chinese instructions: the small embedded model then answers in Chinese.
 INSTRUCTIONS_ZH = (
-    "要求：只根据上面的论文摘要，用简体中文回答问题，最多2句话，论文标题保留英文。"
+    f"要求：只根据上面的论文摘要，用简体中文回答问题，最多{ANSWER_SENTENCES}句话，论文标题保留英文。"
     "用完整的中文句子说明论文做了什么，不要只列出论文标题。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]。"
     "如果这些来源与问题无关，就说" + CANNOT_ANSWER_ZH
@@ -82,12 +86,14 @@ INSTRUCTIONS_ZH = (
 
 # Comparisons (rag.answer.compare): the table is built in code from the abstracts; the model writes only the contrast.
 COMPARE_INSTRUCTIONS_EN = (
-    "Instructions: In at most 3 sentences, in your own words, contrast these papers: how do their problems, "
+    f"Instructions: In at most {COMPARE_SENTENCES} sentences, in your own words, contrast these papers: how do their "
+    "problems, "
     "methods and results differ? Use only the sources above. After each sentence, write the numbers of the "
     "sources it comes from in square brackets, like [1] or [1][2]."
 )
 COMPARE_INSTRUCTIONS_ZH = (
-    "要求：只根据上面的论文摘要，用简体中文最多3句话对比这些论文：它们的问题、方法和结果有什么不同？论文标题保留英文。"
+    f"要求：只根据上面的论文摘要，用简体中文最多{COMPARE_SENTENCES}句话对比这些论文：它们的问题、方法和结果有什么不同？"
+    "论文标题保留英文。"
     "每句话末尾用方括号写出它来自的来源编号，例如[1]或[1][2]。"
 )
 

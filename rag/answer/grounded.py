@@ -22,14 +22,17 @@ from rag.prompts import (
     CANNOT_ANSWER_ZH,
     CLOSEST_EN,
     CLOSEST_ZH,
+    ANSWER_SENTENCES,
     COMPARE_INSTRUCTIONS_EN,
     COMPARE_INSTRUCTIONS_ZH,
+    COMPARE_SENTENCES,
     INSTRUCTIONS_EN,
     INSTRUCTIONS_ZH,
     RARE_TERMS_WHY_EN,
     RARE_TERMS_WHY_ZH,
     REVIEW_INSTRUCTIONS_EN,
     REVIEW_INSTRUCTIONS_ZH,
+    REVIEW_SENTENCES,
     REVIEW_SOURCE_TEMPLATE,
     REFUSAL_EN,
     TITLES_ONLY_EN,
@@ -175,6 +178,23 @@ def first_repeat(text: str) -> int | None:
     return None
 
 
+def sentence_limit(intent: Intent) -> int:
+    """The most sentences the model writes for this kind of question (its instructions say the same)."""
+    return {Kind.REVIEW: REVIEW_SENTENCES, Kind.COMPARE: COMPARE_SENTENCES}.get(intent.kind, ANSWER_SENTENCES)
+
+
+def past_limit(text: str, limit: int) -> int | None:
+    """Where the text begins a sentence after `limit` finished ones, once that sentence has some words (a citation
+    marker after the last allowed sentence still belongs to it), or None."""
+    sentences = split_sentences(text)
+    if len(sentences) <= limit or not without_citations(sentences[limit]).strip():
+        return None
+    position = 0
+    for sentence in sentences[:limit]:
+        position = text.find(sentence, position) + len(sentence)
+    return text.find(sentences[limit], position)
+
+
 def without_unfinished(prose: str) -> str:
     """The text without its last sentence when that sentence was cut off (no closing stop before its markers); a
     text that is one unfinished sentence keeps it, marked with an ellipsis."""
@@ -221,7 +241,8 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     messages = prompt_messages(intent, shown, history)
     citations = CitationFilter(shown)
     parts: list[str] = []
-    timed, looped, capped = False, None, False
+    limit, ends = sentence_limit(intent), 0
+    timed, cut, capped = False, None, False  # cut: where the model was stopped (a repeat, or past its sentences)
     try:
         for chunk in llm.stream(messages):
             if chunk.text and not timed:  # once, at the first text (a server may send an empty chunk at once)
@@ -233,20 +254,25 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
                 parts.append(clean)
                 yield clean
                 if any(mark in clean for mark in ".!?。！？\n"):
-                    looped = first_repeat("".join(parts))
-                    if looped is not None:  # it repeats itself: stop it (closing the stream ends the generation)
+                    ends += 1
+                    cut = first_repeat("".join(parts))
+                    if cut is not None:  # it repeats itself: stop it (closing the stream ends the generation)
+                        break
+                if ends >= limit:  # past the sentences asked for (a list of one line per paper): stop it there
+                    cut = past_limit("".join(parts), limit)
+                    if cut is not None:
                         break
     except ModelError:
         raise
     except Exception as exc:  # the SDK's errors: say what to do, never show a stack trace
         raise _model_error(exc) from exc
-    tail = citations.finish() if looped is None else ""
+    tail = citations.finish() if cut is None else ""
     if tail:
         parts.append(tail)
         yield tail
     prose = "".join(parts)
-    prose = (prose if looped is None else prose[:looped]).strip()  # the final text keeps one copy
-    if capped and looped is None:  # stopped at the token cap: a half sentence claims nothing whole
+    prose = (prose if cut is None else prose[:cut]).strip()  # the final text keeps one copy, its sentences
+    if capped and cut is None:  # stopped at the token cap: a half sentence claims nothing whole
         prose = without_unfinished(prose)
     recited = echoes(prose, PRIVATE_PROMPTS)
     if recited:  # the model was talked into reciting its instructions: say no instead

@@ -232,3 +232,32 @@ def test_a_sentence_cut_off_at_the_token_cap_is_not_kept():
     assert zh.prose == "DroPE去掉了位置编码[1]。"
     one = answer(route("What is DroPE?"), SOURCES, _capped("DroPE drops positional embeddings and then", "length"))
     assert one.prose.endswith("and then…")
+
+
+def test_the_model_is_stopped_after_the_sentences_its_instructions_allow():
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from rag.answer.grounded import past_limit
+    from rag.prompts import ANSWER_SENTENCES, COMPARE_SENTENCES
+
+    written = []
+    listing = ["DroPE在预训练之后去掉位置编码，再短暂地重新校准[1]。", "\nLookaheadKV通过预测未来的注意力来驱逐缓存条目[2]。",
+               "\n第三篇论文研究了缓存的量化方法[1]。", "\n第四篇论文研究了注意力的稀疏性[2]。"]
+
+    class Listing(GenericFakeChatModel):  # one sentence per paper, whatever the instructions said
+        def _stream(self, *a, **k):
+            for line in listing:
+                for piece in (line[:-4], line[-4:]):
+                    written.append(piece)
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+
+    got = answer(route("DroPE是什么？"), SOURCES, Listing(messages=iter([])))
+    assert ANSWER_SENTENCES == 2 and got.prose == "".join(listing[:2])
+    assert len(written) < 2 * len(listing)  # stopped once the third sentence began, not run to the end
+    assert [c.id for c in got.citations][-2:] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    # a citation after the last allowed sentence still belongs to it; a comparison may write 3 sentences
+    assert past_limit("A holds [1]. B holds. [2]", 2) is None
+    text = "A holds [1]. B holds. [2] C"
+    assert text[past_limit(text, 2):] == "C"
+    assert COMPARE_SENTENCES == 3 and past_limit("A [1]. B [2]. C [1]. D", COMPARE_SENTENCES) == len("A [1]. B [2]. C [1]. ")

@@ -86,7 +86,7 @@ def main() -> None:
         peak_model = max((rss_mb(p, "VmHWM") for p in model_pids), default=0.0)
     rows = [r for res in results for r in res["rows"]]
     answered = sorted(r["seconds"] for r in rows if r["kind"] == "answered")
-    q = statistics.quantiles(answered, n=20) if len(answered) >= 2 else answered * 19
+    q = statistics.quantiles(answered, n=20, method="inclusive") if len(answered) >= 2 else answered * 19
     report = {
         "sessions": args.sessions, "questions": len(rows), "answered": len(answered),
         "busy": sum(r["kind"] == "busy" for r in rows), "errors": [r for r in rows if r["kind"] not in ("answered", "busy")],

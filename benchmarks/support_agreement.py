@@ -129,19 +129,23 @@ def main() -> None:
 
 
 def judge_answers(answers: list[dict], papers: dict[str, Paper], similarity=None) -> None:
-    """The shipped judge over every cited sentence of the eval's answers (the prose, not comparison tables)."""
+    """Every cited sentence of the eval's answers (the prose, not comparison tables), per language, by the lexical
+    judge alone and by the shipped one (with the multilingual similarity)."""
     from rag.answer.support import check_sentences
 
-    verdicts = []
-    for a in answers:
-        if a.get("refusal"):
-            continue
-        prose = "\n".join(line for line in a["answer"].splitlines() if not line.startswith("|"))
-        sources = [Source(i, papers[pid], 0.0, (papers[pid].abstract,)) for i, pid in enumerate(a["retrieved"], 1)]
-        verdicts += [c.supported for c in check_sentences(prose, sources, similarity=similarity) if c.cited]
-    judged = [v for v in verdicts if v is not None]
-    print(f"\nanswers: {len(verdicts)} cited sentences; judged {len(judged)}, supported {sum(judged)} "
-          f"({sum(judged) / len(judged):.3f} of judged); not judged {len(verdicts) - len(judged)}")
+    for name, judge in (("lexical", None), ("shipped", similarity)):
+        for lang in ("en", "zh"):
+            verdicts = []
+            for a in answers:
+                if a.get("refusal") or a["lang"] != lang:
+                    continue
+                prose = "\n".join(line for line in a["answer"].splitlines() if not line.startswith("|"))
+                sources = [Source(i, papers[pid], 0.0, (papers[pid].abstract,)) for i, pid in enumerate(a["retrieved"], 1)]
+                verdicts += [c.supported for c in check_sentences(prose, sources, similarity=judge) if c.cited]
+            judged = [v for v in verdicts if v is not None]
+            share = f"{sum(judged) / len(judged):.3f}" if judged else "-"
+            print(f"answers, {name} judge, {lang}: {len(verdicts)} cited sentences; judged {len(judged)}, "
+                  f"supported {sum(judged)} ({share} of judged)")
 
 
 if __name__ == "__main__":

@@ -184,15 +184,18 @@ def sentence_limit(intent: Intent) -> int:
 
 
 def past_limit(text: str, limit: int) -> int | None:
-    """Where the text begins a sentence after `limit` finished ones, once that sentence has some words (a citation
-    marker after the last allowed sentence still belongs to it), or None."""
-    sentences = split_sentences(text)
-    if len(sentences) <= limit or not without_citations(sentences[limit]).strip():
-        return None
-    position = 0
-    for sentence in sentences[:limit]:
-        position = text.find(sentence, position) + len(sentence)
-    return text.find(sentences[limit], position)
+    """Where the text begins a sentence after `limit` finished ones, once that sentence has some words, or None. A
+    citation marker after the last allowed sentence still belongs to it; a line without a closing stop (a title
+    heading a paper's sentence) is not counted as one."""
+    counted, position = 0, 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, position)
+        position = start + len(sentence)
+        body = without_citations(sentence).strip()
+        if counted == limit and body:
+            return start
+        counted += bool(body) and body[-1] in ".!?。！？…"
+    return None
 
 
 def without_unfinished(prose: str) -> str:

@@ -261,3 +261,10 @@ def test_the_model_is_stopped_after_the_sentences_its_instructions_allow():
     text = "A holds [1]. B holds. [2] C"
     assert text[past_limit(text, 2):] == "C"
     assert COMPARE_SENTENCES == 3 and past_limit("A [1]. B [2]. C [1]. D", COMPARE_SENTENCES) == len("A [1]. B [2]. C [1]. ")
+
+
+def test_a_title_line_is_not_counted_as_a_sentence():
+    from rag.answer.grounded import past_limit
+
+    text = "[1] FreqKV: Key-Value Compression in Frequency Domain\nFreqKV压缩KV缓存 [1]。\n[2] SVD\nSVD压缩缓存 [2]。\n[3] X"
+    assert text[past_limit(text, 2):] == "[3] X"

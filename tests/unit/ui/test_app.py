@@ -174,3 +174,20 @@ def test_an_aggregate_question_shows_the_count_and_linked_ids_without_the_model(
     final = chat[-1]["content"]
     assert "**19 papers** match" in final and "https://openreview.net/forum?id=RlPVSeKjoc" in final
     assert turns[0].answer.text.startswith("**19 papers**") and "No paper was cited" not in final
+
+
+def test_a_second_turn_hands_the_pipeline_the_papers_the_first_one_showed():
+    pipeline = pipeline_with(fake_chat("DroPE drops positional embeddings [1].", "It needs a short recalibration [1]."))
+    seen, stream = [], pipeline.stream
+
+    def recording(question, history=(), **kw):
+        seen.append(list(history))
+        return stream(question, history=history, **kw)
+
+    pipeline.stream = recording
+    chat, turns = list(respond(pipeline, QUESTION, [], []))[-1]
+    list(respond(pipeline, "What are its limitations?", chat, turns))
+    earlier = seen[-1][0]
+    assert earlier.question == QUESTION
+    assert earlier.ids == tuple(s.paper.id for s in turns[0].answer.sources) and earlier.ids[0] == "RlPVSeKjoc"
+    assert len(earlier.ids) == len(earlier.papers)

@@ -48,7 +48,8 @@ def main() -> None:
             dense = pipeline.index.search(query.text, k=1, filters=filters)
             rows.append({"qid": q["qid"], "kind": q["kind"], "lang": q["lang"], "query": query.text,
                          "declined": not cover.answerable, "unknown_names": cover.unknown_names,
-                         "rare_terms": cover.rare_terms, "best_coverage": cover.best_coverage, "similarity": cover.similarity,
+                         "rare_terms": cover.rare_terms, "best_coverage": cover.best_coverage,
+                         "probability": cover.probability,
                          "top_cosine": round(dense[0][1], 4) if dense else 0.0})
             print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
 

@@ -42,3 +42,17 @@ def test_warm_up_times_the_calibration_prompt_not_the_servers_slow_first_call():
     assert llm.calls == 2
     # ~200 calibration tokens in ~0.05 s; counting the 1 s first call would give >= 5 s for 1,000 tokens
     assert pipeline.read_rate.estimate(1000) < 2.0
+
+
+def test_warm_up_opens_the_index_so_the_first_question_does_not_pay_for_it():
+    llm = GenericFakeChatModel(messages=iter([AIMessage(content="x"), AIMessage(content="y")]))
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=llm)
+    searched = []
+    retrieve = pipeline.retrieve
+    pipeline.retrieve = lambda *a, **k: searched.append(a) or retrieve(*a, **k)
+    pipeline.warm_up()
+    assert searched == []  # nothing indexed yet: nothing to open
+    pipeline.ensure_ingested()
+    pipeline._llm = GenericFakeChatModel(messages=iter([AIMessage(content="x"), AIMessage(content="y")]))
+    pipeline.warm_up()
+    assert searched == [("warm up",)]

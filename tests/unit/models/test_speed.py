@@ -44,7 +44,7 @@ def test_warm_up_times_the_calibration_prompt_not_the_servers_slow_first_call():
     assert pipeline.read_rate.estimate(1000) < 2.0
 
 
-def test_warm_up_opens_the_index_so_the_first_question_does_not_pay_for_it():
+def test_warm_up_opens_the_index_and_reads_its_areas_so_the_first_question_does_not_pay_for_it():
     llm = GenericFakeChatModel(messages=iter([AIMessage(content="x"), AIMessage(content="y")]))
     pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=llm)
     searched = []
@@ -55,4 +55,4 @@ def test_warm_up_opens_the_index_so_the_first_question_does_not_pay_for_it():
     pipeline.ensure_ingested()
     pipeline._llm = GenericFakeChatModel(messages=iter([AIMessage(content="x"), AIMessage(content="y")]))
     pipeline.warm_up()
-    assert searched == [("warm up",)]
+    assert searched == [("warm up",)] and pipeline._areas is not None

@@ -107,11 +107,11 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
             best[pid] = score
             if len(best) == k and not referred:
                 break
+    records = index.get_papers(list(referred))  # read once: for the filters now, for the sources below
     if referred:
-        kept = [pid for pid, paper in index.get_papers(list(referred)).items() if filters.admits(paper)]
-        kept.sort(key=list(referred).index)
+        kept = [pid for pid in dict.fromkeys(referred) if pid in records and filters.admits(records[pid])]
         best = dict(list(rank_fusion([(1.0, list(best)), (1.0, kept)], settings.rrf_k).items())[:k])
-    records = index.get_papers(list(best))
+    records.update(index.get_papers([pid for pid in best if pid not in records]))
     terms = terms if terms is not None else query_terms(index, queries)
     encoding = tiktoken.get_encoding(index.settings.chunking.encoding)
 

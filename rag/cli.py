@@ -237,8 +237,8 @@ def cmd_evalset(pipeline: Pipeline, args: argparse.Namespace) -> int:
 
         return str(llm.invoke([HumanMessage(prompt)]).content)
 
-    made = make_set(papers, snapshot, ask, args.seed, args.n, progress=lambda text: print(text, file=sys.stderr, flush=True),
-                    mix={args.kind: 1.0} if args.kind else None)
+    made = make_set(papers, snapshot, ask, args.seed, args.n, mix={args.kind: 1.0} if args.kind else None,
+                    progress=lambda text: print(text, file=sys.stderr, flush=True))
     path = write_set(Path(args.out), made, papers, snapshot, args.seed, corpus)
     print(f"{len(made.questions)} questions in {path}; test corpus {Path(args.out) / 'corpus.jsonl.gz'} "
           f"({len(made.left_out)} papers left out). Next: PAPERCHAT_DATA_DIR=<empty dir> paperchat eval {path} "

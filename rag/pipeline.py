@@ -540,9 +540,9 @@ def _papers(chunks: Sequence[tuple[Document, float]]) -> list[tuple[str, float]]
 
 
 def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
-                   llm: BaseChatModel | None = None, similarity_floor: float = 0.0) -> Pipeline:
+                   llm: BaseChatModel | None = None) -> Pipeline:
     """Wire the stages from settings; tests pass fakes for `embeddings` and `llm` (a fake embedder also stands in
-    for the claim check's multilingual one, with `similarity_floor`)."""
+    for the claim check's multilingual one, with a floor of 0: its cosines mean nothing)."""
     prepare_offline(settings.cache_dir)
     similarity = None
     if embeddings is None:
@@ -550,7 +550,7 @@ def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
 
         embeddings = make_embeddings(settings.embedding)
     else:
-        similarity = SentenceSimilarity(embeddings, floor=similarity_floor)
+        similarity = SentenceSimilarity(embeddings, floor=0.0)
     index = PaperIndex(make_client(settings), embeddings, settings)
     return Pipeline(settings, index, llm, similarity)
 

@@ -38,7 +38,8 @@ REVIEW_SOURCE_TEMPLATE = "[{n}] Official review {review_id} of the paper \u201c{
 ANSWER_SENTENCES, COMPARE_SENTENCES, REVIEW_SENTENCES = 2, 3, 4
 REVIEW_INSTRUCTIONS_EN = (
     "Instructions: The sources above are official reviews written by reviewers, not the papers' own claims. "
-    f"Answer the question in at most {REVIEW_SENTENCES} sentences, saying what the reviewers said (\"a reviewer notes ...\", "
+    f"Answer the question in at most {REVIEW_SENTENCES} sentences, saying what the reviewers said "
+    "(\"a reviewer notes ...\", "
     "\"reviewers criticise ...\"), never presenting it as a fact about the paper. After each sentence, write "
     "the number of the review it comes from in square brackets, like [1]."
 )

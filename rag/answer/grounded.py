@@ -17,12 +17,12 @@ from rag.answer.support import Similarity, attribute_uncited, check_sentences, d
 from rag.answer.types import Answer
 from rag.errors import ModelError
 from rag.prompts import (
+    ANSWER_SENTENCES,
     ANSWER_TEMPLATE,
     CANNOT_ANSWER,
     CANNOT_ANSWER_ZH,
     CLOSEST_EN,
     CLOSEST_ZH,
-    ANSWER_SENTENCES,
     COMPARE_INSTRUCTIONS_EN,
     COMPARE_INSTRUCTIONS_ZH,
     COMPARE_SENTENCES,

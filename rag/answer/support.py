@@ -7,8 +7,9 @@ through its English words and the glossary's English for its Chinese terms. An u
 its key terms against all the sources: a name or number that none of them holds is unsupported.
 A Chinese sentence is also compared, by a multilingual embedder (`Similarity`), with the sentences of what it cites:
 under the embedder's floor it is unsupported, whatever its English words (a claim of another paper given to this one
-keeps the topic's English terms). `attribute_uncited` gives a restated-but-uncited sentence its source; `drop_extra_citations` takes out
-markers of papers that hold almost none of a sentence's words; `echoes` catches a recited prompt.
+keeps the topic's English terms). `attribute_uncited` gives a restated-but-uncited sentence its source;
+`drop_extra_citations` takes out markers of papers that hold almost none of a sentence's words; `echoes` catches a
+recited prompt.
 Thresholds are measured on hand-labeled sentences (benchmarks/README.md).
 """
 

@@ -226,7 +226,7 @@ class SentenceSimilarity:
     def __init__(self, embeddings: Embeddings | None = None, floor: float = CROSS_LINGUAL_FLOOR, keep: int = 4096):
         self.floor = floor
         self._embeddings = embeddings
-        self._vectors: dict[str, list[float]] = {}
+        self._vectors: dict = {}  # text -> its unit vector (numpy)
         self._keep = keep
         self._lock = threading.Lock()
 

@@ -17,6 +17,7 @@ from enum import Enum
 
 from rag.question.aggregate import Aggregate, parse_aggregate, parse_aggregate_zh
 from rag.question.glossary import gloss
+from rag.question.turns import ORDINAL
 from rag.retrieve.filters import STATUS_GROUPS, Filters
 from rag.text import coined_names, has_cjk, language, latin_words
 
@@ -102,15 +103,18 @@ def review_fields(text: str) -> tuple[str, ...]:
 
 # -- follow-ups ---------------------------------------------------------------------------------------
 _FOLLOWUP = re.compile(
-    r"\b(it|its|they|them|their|this|that|these|those|the (first|second|third|last|former|latter)( one)?|"
-    r"above|previous|same|both|compare)\b|\[[1-9]\]|它|它们|这篇|那篇|这些|那些|第一|第二|上面|前面|两篇",
+    r"\b(it|its|they|them|their|this|that|these|those|above|previous|same|both|compare)\b"
+    r"|它|它们|这篇|那篇|这些|那些|上面|前面|两篇",
     re.IGNORECASE,
 )
 
 
 def is_followup(question: str) -> bool:
-    """A question that leans on the conversation: it refers back ("its", "the second one") or is very short."""
-    return bool(_FOLLOWUP.search(question)) or len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question)
+    """A question that leans on the conversation: it refers back ("its", "the second one", "[2]", "第三篇": a
+    position among the papers shown, as `turns.referred` reads it) or is very short."""
+    if _FOLLOWUP.search(question) or ORDINAL.search(question):
+        return True
+    return len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question)
 
 
 # -- constraints stated in the question ---------------------------------------------------------------

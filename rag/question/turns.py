@@ -31,7 +31,7 @@ def exchanges(history: Sequence[HistoryItem]) -> list[Exchange]:
 # "the second one", "the 2nd paper", "[2]", "第二篇": which of the papers shown (1-based; -1 is the last)
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
              "last": -1, "latter": -1, "former": 1, "一": 1, "二": 2, "三": 3, "四": 4, "最后": -1}
-_ORDINAL = re.compile(r"\bthe (first|1st|second|2nd|third|3rd|fourth|4th|last|latter|former)\b"
+ORDINAL = re.compile(r"\bthe (first|1st|second|2nd|third|3rd|fourth|4th|last|latter|former)\b"
                       r"|\[([1-9])\]|第(一|二|三|四)(?:篇|个|种|项)|(最后)(?:一)?(?:篇|个|种|项)", re.IGNORECASE)
 
 
@@ -44,7 +44,7 @@ def referred(question: str, history: Sequence[Exchange]) -> tuple[str, ...]:
         return ()
     shown = history[-1].ids
     named = []
-    for match in _ORDINAL.finditer(question):
+    for match in ORDINAL.finditer(question):
         word = next(g for g in match.groups() if g)
         position = int(word) if word.isdigit() else _ORDINALS[word.lower()]
         index = position - 1 if position > 0 else position

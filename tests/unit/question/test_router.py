@@ -3,7 +3,7 @@ One table in both languages; later stages only read the Intent."""
 
 import pytest
 
-from rag.question.router import Kind, route
+from rag.question.router import Kind, is_followup, route
 from rag.question.turns import Exchange
 from rag.retrieve.filters import STATUS_GROUPS
 
@@ -84,6 +84,16 @@ def test_english_text_names_and_followups():
     new_topic = route("Which papers study protein folding?", shown)
     assert not new_topic.followup and new_topic.rewrite == "followup"  # the model still sees the history
     assert route("What are its limitations?").rewrite == ""  # no history: nothing to resolve
+
+
+@pytest.mark.parametrize("message", [
+    "第三篇用了什么数据集来评估模型的泛化能力？", "第四个方法在长上下文上的表现怎么样呢？", "最后一篇论文的主要局限性有哪些？",
+    "How does the fourth paper evaluate the method on long documents?", "What does the 3rd paper do differently?",
+    "Which datasets does the paper cited as [3] use for evaluation?"])
+def test_a_position_among_the_papers_shown_is_a_followup(message):
+    # long enough not to count as a short message; the position is the only cue (turns.referred reads it too)
+    shown = [Exchange("KV cache?", "A [1]. B [2]. C [3]. D [4].", ("A", "B", "C", "D"), ("a", "b", "c", "d"))]
+    assert is_followup(message) and route(message, shown).followup
 
 
 def test_compare_the_pinned_papers_compares_exactly_them():

@@ -115,7 +115,8 @@ _ABSENT_EN = re.compile(
     r"mention|information|evidence|research|results?)\b"
     r"|\b(?:do|does|did)\s*n[o']t\s+(?:\w+\s+)?(?:cover|mention|discuss|address|describe|provide|contain|include|"
     r"report|study|investigate|explore|consider|focus|answer|say|specify|state)\b"
-    r"|\bnot\s+(?:covered|mentioned|discussed|addressed|described|provided|reported|found|available|specified|stated)\b"
+    r"|\bnot\s+(?:\w+ly\s+)?(?:covered|mentioned|discussed|addressed|described|provided|reported|found|available|"
+    r"specified|stated)\b"
     r"|\b(?:there (?:is|are) no|cannot (?:be )?(?:answer|determine|find)|unable to (?:answer|find|determine))\b",
     re.IGNORECASE)
 _ABSENT_ZH = re.compile(r"没有|并未|均未|都未|未(?:提及|提到|涉及|讨论|找到|包含|说明|报告|研究|给出)|无法|不涉及|不包含|未见|尚无")

@@ -150,6 +150,7 @@ def test_an_unsupporting_extra_citation_is_taken_out_shown_as_such_and_not_refer
 
 @pytest.mark.parametrize("said", ["None of these papers study skiing injuries.",
                                   "The abstracts do not mention skiing at all.",
+                                  "The role of skiing is not explicitly discussed in the given sources.",
                                   "没有关于滑雪的论文。", "这些论文并未讨论滑雪。"])
 def test_a_refusal_in_other_words_or_chinese_is_recognised_and_names_the_closest_papers(said):
     got = answer(route("Which papers study skiing injuries?"), SOURCES, fake_chat(said))

@@ -48,7 +48,7 @@ from rag.models.speed import ReadRate
 from rag.offline import prepare_offline
 from rag.prompts import BUSY_EN, BUSY_ZH, CALIBRATION, NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
 from rag.question.clean import clean_question
-from rag.question.rewrite import Query, fallback_query, referred_papers, rewrite_query
+from rag.question.rewrite import Query, described_papers, fallback_query, referred_papers, rewrite_query
 from rag.question.router import Intent, Kind, route
 from rag.question.turns import Exchange, HistoryItem, exchanges
 from rag.retrieve.filters import STATUS_GROUPS, Filters
@@ -329,11 +329,11 @@ class Pipeline:
         return rewrite_query(intent, exchanges(history), self.llm.bind(max_tokens=REWRITE_MAX_TOKENS) if wanted else None)
 
     def retrieve(self, queries: str | Sequence[str], filters: Filters | None = None, k: int | None = None,
-                 referred: Sequence[str] = ()) -> list[Source]:
+                 referred: Sequence[str] = (), described: Sequence[str] = ()) -> list[Source]:
         with self._store():
             if self.index.is_empty():
                 raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
-            return self.retriever.papers(queries, filters or Filters(), k, referred)
+            return self.retriever.papers(queries, filters or Filters(), k, referred, described)
 
     def coverage(self, intent: Intent, query: Query, sources: Sequence[Source],
                  filters: Filters | None = None) -> Coverage | None:
@@ -399,8 +399,9 @@ class Pipeline:
     def _first_query(self, intent: Intent, turns: Sequence[Exchange]) -> tuple[Query, bool]:
         """What to search at once (the question's own words; no model), and whether the model will refine it."""
         refine = self.settings.retrieval.rewrite == "auto" and bool(intent.rewrite)
-        return Query(fallback_query(intent, turns), False, intent.rewrite and "as written",
-                     referred=referred_papers(intent, turns)), refine
+        text = fallback_query(intent, turns)
+        return Query(text, False, intent.rewrite and "as written", referred=referred_papers(intent, turns),
+                     described=described_papers(intent, text)), refine
 
     def _lead(self, intent: Intent, query: Query, sources: Sequence[Source]) -> tuple[str, Extract | None, Comparison | None]:
         """What code shows before the model: a comparison's table, or the best sentence of the top papers."""
@@ -415,7 +416,7 @@ class Pipeline:
         query, refine = self._first_query(intent, turns)
         refine = refine and not intent.papers
         sources = (self.retriever.named(intent.papers) if intent.papers
-                   else self.retrieve(query.all, filters, k, query.referred))
+                   else self.retrieve(query.all, filters, k, query.referred, query.described))
         yield SourcesEvent(sources, query, final=not refine)
         ticket: Ticket | None = None
         early = ""
@@ -430,7 +431,7 @@ class Pipeline:
                 ticket = yield from self._wait_for_model()
                 if ticket is not None:
                     query = self.search_query(intent, turns)
-                    sources = self.retrieve(query.all, filters, k, query.referred)
+                    sources = self.retrieve(query.all, filters, k, query.referred, query.described)
                     yield SourcesEvent(sources, query)
             cover = None if intent.papers else self.coverage(intent, query, sources, filters)
             if not sources or cover is not None and not cover.answerable:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag.question.router import descriptions
 from rag.retrieve.search import Source
 from rag.text import coined_names, content_words, has_cjk, introduced_names, share_held, short_name, split_sentences, \
     word_set
@@ -61,17 +62,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-# Where an English comparison question turns from one paper's description to the next ("..., the other ...");
-# a Chinese question is split through its English translation (compared_papers).
-_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
-                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
-
-
 def _by_description(question: str, sources: Sequence[Source], count: int) -> list[Source]:
-    """Split "the one that X ... the one that Y" into its descriptions; the best-matching paper for each."""
-    parts = [p for p in _TURN.split(question) if len(content_words(p)) >= 3]
-    if len(parts) < 2:
-        return []
+    """The best-matching paper for each description of "the one that X ... the one that Y"."""
+    parts = descriptions(question)
     picked: list[Source] = []
     for part in parts[:count]:
         words = content_words(part)

@@ -281,7 +281,7 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
         return routed(question, history)[1]
 
     def retrieve(query, filters):
-        return pipeline.retrieve(query.all, filters, k=k, referred=query.referred)
+        return pipeline.retrieve(query.all, filters, k=k, referred=query.referred, described=query.described)
 
     def stated(question):
         return pipeline.route(question).filters

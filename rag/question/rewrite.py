@@ -18,9 +18,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE, TRANSLATE_QUESTION
-from rag.question.router import Intent
+from rag.question.router import Intent, Kind, descriptions
 from rag.question.turns import Exchange, referred
-from rag.text import language, states_absence
+from rag.text import has_cjk, language, states_absence
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ class Query:
     reason: str = ""  # why it was (or was not) rewritten, for the eval and the logs
     also: tuple[str, ...] = ()  # further queries searched and fused with `text` (see rewrite_query)
     referred: tuple[str, ...] = ()  # ids of the earlier turn's papers a follow-up points back to, fused in too
+    described: tuple[str, ...] = ()  # a comparison's descriptions of its papers, each searched on its own
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -53,6 +54,14 @@ def fallback_query(intent: Intent, history: Sequence[Exchange]) -> str:
 def referred_papers(intent: Intent, history: Sequence[Exchange]) -> tuple[str, ...]:
     """The papers shown in the turn before, for a question that refers back to them (rag.question.turns)."""
     return referred(intent.question, history) if intent.followup else ()
+
+
+def described_papers(intent: Intent, english: str) -> tuple[str, ...]:
+    """A comparison's descriptions of its papers ("the paper that X ... the one that Y"), read from the English
+    query (a foreign question's translation): each is searched on its own (rag.retrieve.search)."""
+    if intent.kind is not Kind.COMPARE or intent.papers or has_cjk(english):
+        return ()
+    return descriptions(english)
 
 
 def rewrite_messages(question: str, history: Sequence[Exchange]) -> list:
@@ -96,7 +105,8 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     fallback = fallback_query(intent, history)
     kept = referred_papers(intent, history)
     if not reason or llm is None:
-        return Query(fallback, False, reason and "no model", referred=kept)
+        return Query(fallback, False, reason and "no model", referred=kept,
+                     described=described_papers(intent, fallback))
     try:
         text = _ask(llm, intent.question, history)
         own = ""
@@ -104,10 +114,13 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
             own = _ask(llm, intent.question, []) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
-        return Query(fallback, False, f"{reason}: model failed", referred=kept)
+        return Query(fallback, False, f"{reason}: model failed", referred=kept,
+                     described=described_papers(intent, fallback))
     if not text:
-        return Query(fallback, False, f"{reason}: unusable rewrite", referred=kept)
+        return Query(fallback, False, f"{reason}: unusable rewrite", referred=kept,
+                     described=described_papers(intent, fallback))
     # the follow-up with the question before it, as without a model: it finds that turn's papers again, so "its
     # limitations" still reach the paper the user meant when the model resolved "it" to another one
     carried = fallback_query(intent, history) if intent.followup and language(history[-1].question) == "en" else ""
-    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)), kept)
+    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)), kept,
+                 described_papers(intent, text))

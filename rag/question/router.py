@@ -19,7 +19,7 @@ from rag.question.aggregate import Aggregate, parse_aggregate, parse_aggregate_z
 from rag.question.glossary import gloss
 from rag.question.turns import ORDINAL
 from rag.retrieve.filters import STATUS_GROUPS, Filters
-from rag.text import coined_names, has_cjk, language, latin_words
+from rag.text import coined_names, content_words, has_cjk, language, latin_words
 
 MIN_OWN_ENGLISH_WORDS = 3  # a question in another language holding this many English words is searched as written
 
@@ -88,6 +88,20 @@ _PINNED = re.compile(r"\bpinned\b|钉选|固定的|置顶", re.IGNORECASE)
 
 def is_comparison(text: str) -> bool:
     return bool(_COMPARE.search(text))
+
+
+# Where an English comparison turns from one paper's description to the next ("..., the other ...")
+_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
+                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
+
+
+def descriptions(english: str) -> tuple[str, ...]:
+    """The papers a comparison describes instead of naming ("the paper that X ... differ from the one that Y"):
+    one description per paper, at least two, each with 3 content words or more; () when it gives fewer. Read from
+    English (a question in another language: its translation). Retrieval searches each on its own
+    (rag.retrieve.search), and the comparison's table takes the best paper for each (rag.answer.compare)."""
+    parts = tuple(p.strip(" ,.?") for p in _TURN.split(english) if len(content_words(p)) >= 3)
+    return parts if len(parts) >= 2 else ()
 
 
 def compare_count(text: str) -> int:

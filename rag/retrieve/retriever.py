@@ -40,11 +40,12 @@ class PaperRetriever(BaseRetriever):
     k: int | None = None
 
     def papers(self, queries: str | Sequence[str], filters: Filters | None = None, k: int | None = None,
-               referred: Sequence[str] = ()) -> list[Source]:
+               referred: Sequence[str] = (), described: Sequence[str] = ()) -> list[Source]:
         """The top papers for one query, or several searched alike and fused, as numbered sources; `referred`:
-        papers of an earlier turn a follow-up points back to, fused in as one more ranked list."""
+        papers of an earlier turn a follow-up points back to, fused in as one more ranked list; `described`: a
+        comparison's descriptions of its papers, each searched on its own, their best papers first."""
         return retrieve(self.index, queries, self.settings, self.filters if filters is None else filters,
-                        k or self.k or self.settings.k, referred=referred)
+                        k or self.k or self.settings.k, referred=referred, described=described)
 
     def named(self, paper_ids: Sequence[str]) -> list[Source]:
         """Given papers (a pinned set) as numbered sources, in that order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 import tiktoken
 from langchain_core.documents import Document
@@ -86,12 +87,27 @@ def query_terms(index: PaperIndex, queries: Sequence[str]) -> Terms:
     return Terms.of(english, index.lexical.document_frequency, index.lexical.count())
 
 
+def ranked_papers(hits: Sequence[tuple[Document, float]], k: int | None = None) -> dict[str, float]:
+    """Papers by their best chunk (hits arrive best first), the first `k` (all when None)."""
+    best: dict[str, float] = {}
+    for doc, score in hits:
+        pid = doc.metadata["paper_id"]
+        if pid not in best:
+            best[pid] = score
+            if len(best) == k:
+                break
+    return best
+
+
 def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: RetrievalSettings,
              filters: Filters | None = None, k: int | None = None, terms: Terms | None = None,
-             referred: Sequence[str] = ()) -> list[Source]:
+             referred: Sequence[str] = (), described: Sequence[str] = ()) -> list[Source]:
     """Search chunks, rank papers by their best chunk, return the top k papers, each with the sentences of its
     abstract that best match `terms` (the queries' own words unless given). Several queries are searched alike
-    and fused. `referred` (the papers of an earlier turn a follow-up points back to, most likely first) is fused
+    and fused. `described` (a comparison's descriptions of its papers, "the paper that X", "the one that Y") are
+    searched one by one and their papers come first, taking turns (each description's best, then each one's
+    second, ...): fused with the whole question, the paper of the vaguer description fell out of the top k.
+    `referred` (the papers of an earlier turn a follow-up points back to, most likely first) is fused
     with the papers found as one more ranked list of equal weight: what the user saw stays in reach of "its
     limitations" even when the rewritten query drifted (benchmarks/README.md)."""
     k = k or settings.k
@@ -100,13 +116,12 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     fetch_k = max(settings.fetch_k, k)
     runs = [search_chunks(index, q, settings, filters, fetch_k) for q in queries]
     hits = runs[0] if len(runs) == 1 else fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
-    best: dict[str, float] = {}
-    for doc, score in hits:  # hits arrive best first
-        pid = doc.metadata["paper_id"]
-        if pid not in best:
-            best[pid] = score
-            if len(best) == k and not referred:
-                break
+    best = ranked_papers(hits, None if referred or described else k)
+    if described:
+        each = [ranked_papers(search_chunks(index, d, settings, filters, fetch_k), k) for d in described]
+        turns = [pid for rank in zip_longest(*each) for pid in rank if pid is not None]
+        scores = {pid: score for ranked in reversed(each) for pid, score in ranked.items()} | best
+        best = {pid: scores[pid] for pid in list(dict.fromkeys([*turns, *best]))[:None if referred else k]}
     records = index.get_papers(list(referred))  # read once: for the filters now, for the sources below
     if referred:
         kept = [pid for pid in dict.fromkeys(referred) if pid in records and filters.admits(records[pid])]

@@ -144,7 +144,7 @@ class _Pipeline:
 
         return Query(f"{history[-1].papers[0]} {intent.question}" if history else intent.question, bool(history))
 
-    def retrieve(self, queries, filters=None, k=10, referred=()):
+    def retrieve(self, queries, filters=None, k=10, referred=(), described=()):
         first = queries[0].split()[0]
         return [Source(n, Paper(id=pid, title=pid, abstract="a"), 1.0 / n)
                 for n, pid in enumerate(RANKING.get(first, first), start=1)]

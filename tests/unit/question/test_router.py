@@ -3,7 +3,7 @@ One table in both languages; later stages only read the Intent."""
 
 import pytest
 
-from rag.question.router import Kind, is_followup, route
+from rag.question.router import Kind, descriptions, is_followup, route
 from rag.question.turns import Exchange
 from rag.retrieve.filters import STATUS_GROUPS
 
@@ -102,3 +102,11 @@ def test_compare_the_pinned_papers_compares_exactly_them():
     assert (intent.kind, intent.papers, intent.compare_count) == (Kind.COMPARE, pins, 3)
     assert route("compare the pinned papers", pinned=pins[:1]).papers == ()  # one paper cannot be compared
     assert route("Compare DroPE and LookaheadKV", pinned=pins).papers == ()  # named papers, not the pins
+
+
+def test_a_comparison_that_describes_its_papers_is_split_into_its_descriptions():
+    got = descriptions("How does the paper that proposes a benchmark for code reasoning differ from the one that "
+                       "trains tool-use agents in coding environments?")
+    assert len(got) == 2 and "benchmark" in got[0] and "tool-use" in got[1]
+    assert descriptions("How does DroPE differ from LookaheadKV?") == ()  # named: nothing to search one by one
+    assert descriptions("Which papers compress the KV cache?") == ()

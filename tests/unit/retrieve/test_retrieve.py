@@ -3,6 +3,7 @@ import pytest
 from rag.corpus.papers import Paper
 from rag.index.store import PaperIndex, make_client
 from rag.offline import prime_tiktoken
+from rag.question.router import descriptions
 from rag.retrieve.search import Filters, retrieve
 from rag.settings import Settings
 from tests.fakes import WordHashEmbeddings
@@ -85,3 +86,24 @@ def test_papers_a_followup_points_back_to_are_fused_in_under_the_filters(index):
     # a referred paper the filters exclude stays out; an unknown id is ignored
     graphs = retrieve(index, query, settings, Filters(primary_areas=("graphs",)), referred=["Rope000001", "Nope000001"])
     assert [s.paper.id for s in graphs] == ["Graph00001"]
+
+
+def test_a_comparison_that_describes_its_papers_finds_the_best_paper_for_each_description():
+    s = Settings(retrieval={"k": 2, "fetch_k": 30})
+    prime_tiktoken(s.cache_dir / "tiktoken")
+    index = PaperIndex(make_client(s), WordHashEmbeddings(), s)
+    cache = [Paper(id=f"Cache0000{i}", title=f"Cache {i}", abstract=f"Keys and values of attention sinks in the cache {i}.",
+                   status="Poster", primary_area="llms") for i in range(4)]
+    index.ingest([*cache, Paper(id="Rope000001", title="Rotary", abstract="Rotary positions for long inputs.",
+                                status="Poster", primary_area="positions")])
+    question = ("How does the paper that keeps the keys and values of attention sinks in the cache differ from the one "
+                "that uses rotary positions?")
+    parts = descriptions(question)
+    assert len(parts) == 2 and "rotary" in parts[1]
+    fused = [p.paper.id for p in retrieve(index, question, s.retrieval)]
+    assert "Rope000001" not in fused  # the whole question's words are mostly the first paper's
+    each = [p.paper.id for p in retrieve(index, question, s.retrieval, described=parts)]
+    assert each[0].startswith("Cache") and each[1] == "Rope000001"  # each description's best, taking turns
+    # under a filter, only what it admits
+    llms = retrieve(index, question, s.retrieval, Filters(primary_areas=("llms",)), described=parts)
+    assert len(llms) == 2 and all(p.paper.id.startswith("Cache") for p in llms)

@@ -32,7 +32,7 @@ def exchanges(history: Sequence[HistoryItem]) -> list[Exchange]:
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
              "last": -1, "latter": -1, "former": 1, "一": 1, "二": 2, "三": 3, "四": 4, "最后": -1}
 ORDINAL = re.compile(r"\bthe (first|1st|second|2nd|third|3rd|fourth|4th|last|latter|former)\b"
-                      r"|\[([1-9])\]|第(一|二|三|四)(?:篇|个|种|项)|(最后)(?:一)?(?:篇|个|种|项)", re.IGNORECASE)
+                     r"|\[([1-9])\]|第(一|二|三|四)(?:篇|个|种|项)|(最后)(?:一)?(?:篇|个|种|项)", re.IGNORECASE)
 
 
 def referred(question: str, history: Sequence[Exchange]) -> tuple[str, ...]:

@@ -87,6 +87,12 @@ def query_terms(index: PaperIndex, queries: Sequence[str]) -> Terms:
     return Terms.of(english, index.lexical.document_frequency, index.lexical.count())
 
 
+# A comparison's description is searched with the whole question fused in at this weight: the question's shared
+# context ("generative image models ...") keeps "the one that reads instance edges from self-attention" on topic.
+# 0.5 against 0 (the description alone) and 1: best on two generated comparison sets (benchmarks/README.md).
+WHOLE_QUESTION_WEIGHT = 0.5
+
+
 def ranked_papers(hits: Sequence[tuple[Document, float]], k: int | None = None) -> dict[str, float]:
     """Papers by their best chunk (hits arrive best first), the first `k` (all when None)."""
     best: dict[str, float] = {}
@@ -105,8 +111,9 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     """Search chunks, rank papers by their best chunk, return the top k papers, each with the sentences of its
     abstract that best match `terms` (the queries' own words unless given). Several queries are searched alike
     and fused. `described` (a comparison's descriptions of its papers, "the paper that X", "the one that Y") are
-    searched one by one and their papers come first, taking turns (each description's best, then each one's
-    second, ...): fused with the whole question, the paper of the vaguer description fell out of the top k.
+    searched one by one, each with the whole question's papers fused in at WHOLE_QUESTION_WEIGHT, and their papers
+    come first, taking turns (each description's best, then each one's second, ...): searched as one text, the
+    paper of the vaguer description fell out of the top k.
     `referred` (the papers of an earlier turn a follow-up points back to, most likely first) is fused
     with the papers found as one more ranked list of equal weight: what the user saw stays in reach of "its
     limitations" even when the rewritten query drifted (benchmarks/README.md)."""
@@ -118,9 +125,12 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     hits = runs[0] if len(runs) == 1 else fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
     best = ranked_papers(hits, None if referred or described else k)
     if described:
-        each = [ranked_papers(search_chunks(index, d, settings, filters, fetch_k), k) for d in described]
+        found = [ranked_papers(search_chunks(index, d, settings, filters, fetch_k)) for d in described]
+        scores = {pid: score for ranked in reversed(found) for pid, score in ranked.items()} | best
+        # each description's papers, with the whole question's at a lower weight: the context they share
+        each = [list(rank_fusion([(1.0, list(ranked)), (WHOLE_QUESTION_WEIGHT, list(best))], settings.rrf_k))[:k]
+                for ranked in found]
         turns = [pid for rank in zip_longest(*each) for pid in rank if pid is not None]
-        scores = {pid: score for ranked in reversed(each) for pid, score in ranked.items()} | best
         best = {pid: scores[pid] for pid in list(dict.fromkeys([*turns, *best]))[:None if referred else k]}
     records = index.get_papers(list(referred))  # read once: for the filters now, for the sources below
     if referred:

@@ -99,8 +99,14 @@ def test_eight_sessions_at_once_all_answered_in_turn_and_never_mixed(app, model)
 def test_a_full_queue_says_busy_and_the_rest_are_answered(app, model):
     burst = SESSIONS + 3  # one answering + SESSIONS-1 waiting fit; the rest are told to come back
     clients = [Client(app["url"], verbose=False, download_files=False) for _ in range(burst)]
-    with cf.ThreadPoolExecutor(burst) as pool:
-        chats = list(pool.map(lambda i: ask(clients[i], TOPICS[i % SESSIONS])[0], range(burst)))
+    # answers slow enough that the queue cannot drain while the burst arrives: at 0.6 s an answer, a busy CI
+    # machine that spreads the 11 submissions over a few seconds left nobody waiting past the queue's end
+    model.reply_delay = 3.0
+    try:
+        with cf.ThreadPoolExecutor(burst) as pool:
+            chats = list(pool.map(lambda i: ask(clients[i], TOPICS[i % SESSIONS])[0], range(burst)))
+    finally:
+        model.reply_delay = 0.6
     finals = [texts(c)[-1] for c in chats]
     busy = [f for f in finals if "PaperChat is busy" in f]
     answered = [f for f in finals if f not in busy and ("References" in f or "No paper was cited" in f)]

@@ -104,9 +104,12 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     reason = intent.rewrite
     fallback = fallback_query(intent, history)
     kept = referred_papers(intent, history)
+
+    def query(text: str, rewritten: bool, why: str, also: tuple[str, ...] = ()) -> Query:
+        return Query(text, rewritten, why, also, kept, described_papers(intent, text))
+
     if not reason or llm is None:
-        return Query(fallback, False, reason and "no model", referred=kept,
-                     described=described_papers(intent, fallback))
+        return query(fallback, False, reason and "no model")
     try:
         text = _ask(llm, intent.question, history)
         own = ""
@@ -114,13 +117,10 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
             own = _ask(llm, intent.question, []) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
-        return Query(fallback, False, f"{reason}: model failed", referred=kept,
-                     described=described_papers(intent, fallback))
+        return query(fallback, False, f"{reason}: model failed")
     if not text:
-        return Query(fallback, False, f"{reason}: unusable rewrite", referred=kept,
-                     described=described_papers(intent, fallback))
+        return query(fallback, False, f"{reason}: unusable rewrite")
     # the follow-up with the question before it, as without a model: it finds that turn's papers again, so "its
     # limitations" still reach the paper the user meant when the model resolved "it" to another one
     carried = fallback_query(intent, history) if intent.followup and language(history[-1].question) == "en" else ""
-    return Query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)), kept,
-                 described_papers(intent, text))
+    return query(text, True, reason, tuple(dict.fromkeys(q for q in (own, carried) if q and q != text)))

@@ -14,9 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.question.router import descriptions
 from rag.retrieve.search import Source
-from rag.text import coined_names, content_words, has_cjk, introduced_names, share_held, short_name, split_sentences, \
+from rag.text import coined_names, content_words, introduced_names, share_held, short_name, split_sentences, \
     word_set
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
@@ -62,11 +61,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def _by_description(question: str, sources: Sequence[Source], count: int) -> list[Source]:
+def _by_description(described: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
     """The best-matching paper for each description of "the one that X ... the one that Y"."""
-    parts = descriptions(question)
     picked: list[Source] = []
-    for part in parts[:count]:
+    for part in described[:count]:
         words = content_words(part)
         scored = []
         for s in sources:
@@ -78,7 +76,8 @@ def _by_description(question: str, sources: Sequence[Source], count: int) -> lis
     return picked
 
 
-def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
+def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int,
+                    described: Sequence[str] = ()) -> list[Source]:
     """Which papers to compare, `count` in all (2-4): those named by title or short name, then by a coined
     name they introduce ("DroPE"), then the best match for each description the question gives ("the
     approach that X ... the one that Y"), then the best-ranked."""
@@ -88,11 +87,10 @@ def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int)
     by_title = [s for s in sources if short_name(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
     by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper.title, s.paper.abstract)]
     named = by_title + by_name
-    # descriptions are matched in English: the question, or its translation when it is not in English
-    english = next((t for t in texts if not has_cjk(t)), "")
-    described = [s for s in _by_description(english, sources, count) if s not in named]
-    rest = [s for s in sources if s not in named and s not in described]
-    return sorted((named + described + rest)[:count], key=lambda s: s.n)
+    # `described`: the English descriptions the sources were searched by (rag.question.rewrite: described_papers)
+    matched = [s for s in _by_description(described, sources, count) if s not in named]
+    rest = [s for s in sources if s not in named and s not in matched]
+    return sorted((named + matched + rest)[:count], key=lambda s: s.n)
 
 
 def _shorten(sentence: str) -> str:
@@ -124,11 +122,11 @@ def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
     return tuple(f"{_shorten(chosen[a])} [{source.n}]" if a in chosen else missing for a in ASPECTS)
 
 
-def build_comparison(texts: Sequence[str], sources: Sequence[Source], count: int = 2,
-                     chinese: bool = False) -> Comparison | None:
+def build_comparison(texts: Sequence[str], sources: Sequence[Source], count: int = 2, chinese: bool = False,
+                     described: Sequence[str] = ()) -> Comparison | None:
     """The table comparing `count` of the sources (None when fewer than 2 were found). `texts`: the question and
-    anything else that may name the papers (the rewritten query)."""
+    anything else that may name the papers (the rewritten query); `described`: its English descriptions of them."""
     if len(sources) < 2:
         return None
-    papers = compared_papers(texts, sources, count)
+    papers = compared_papers(texts, sources, count, described)
     return Comparison(tuple(papers), tuple(cells_for(s, chinese) for s in papers), chinese)

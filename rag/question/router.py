@@ -47,6 +47,7 @@ class Intent:
     review_fields: tuple[str, ...] = ()  # kind REVIEW: which parts of a review answer it
     compare_count: int = 2  # kind COMPARE: how many papers (2-4)
     papers: tuple[str, ...] = ()  # kind COMPARE of the pinned papers: exactly these ids
+    described: tuple[str, ...] = ()  # kind COMPARE: the papers it describes instead of naming (`descriptions`)
 
     @property
     def chinese(self) -> bool:
@@ -92,16 +93,49 @@ def is_comparison(text: str) -> bool:
 
 # Where an English comparison turns from one paper's description to the next ("..., the other ...")
 _TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
-                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how)\b", re.IGNORECASE)
+                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how|and what (?:is|are|does))\b",
+                   re.IGNORECASE)
+# "the difference between X and Y": the first "and a/an/the" after "between" that leaves X 3 content words
+_BETWEEN = re.compile(r"\bbetween\b", re.IGNORECASE)
+_AND_ARTICLE = re.compile(r"\band (?=(?:a|an|the)\b)", re.IGNORECASE)
+# Where a Chinese comparison turns: "提出X的论文与提出Y的论文有什么不同", "X的方法和Y的方法相比有何区别"
+_PAPER_ZH = r"的(?:那篇|这篇|一篇|那个|这个)?(?:论文|文章|工作|研究|方法|模型|框架|算法)"
+_TURN_ZH = re.compile(_PAPER_ZH + r"\s*(?:与|和|跟|同|以及|相比于|对比|vs\.?|versus)\s*", re.IGNORECASE)
+_ASK_ZH = re.compile(rf"(?:{_PAPER_ZH})?\s*(?:相比|比较|对比|比起来|比)?\s*[,，]?\s*(?:有(?:什么|何|哪些)|之间(?:有什么|的)?|的)?"
+                     r"\s*(?:不同|区别|差异|异同|不一样)")
+_LEAD_ZH = re.compile(r"^(?:请你?)?(?:比较|对比)(?:一下)?\s*[:：]?\s*")
+MIN_DESCRIPTION_WORDS = 3  # content words (English) or Chinese characters and English words (Chinese) per description
 
 
-def descriptions(english: str) -> tuple[str, ...]:
-    """The papers a comparison describes instead of naming ("the paper that X ... differ from the one that Y"):
-    one description per paper, at least two, each with 3 content words or more; () when it gives fewer. Read from
-    English (a question in another language: its translation). Retrieval searches each on its own
-    (rag.retrieve.search), and the comparison's table takes the best paper for each (rag.answer.compare)."""
-    parts = tuple(p.strip(" ,.?") for p in _TURN.split(english) if len(content_words(p)) >= 3)
-    return parts if len(parts) >= 2 else ()
+def descriptions(text: str) -> tuple[str, ...]:
+    """The papers a comparison describes instead of naming ("the paper that X ... differ from the one that Y",
+    "the difference between X and Y", "提出X的论文与提出Y的论文有什么不同"): one description per paper, at least two,
+    each in the question's own words and language; () when it gives fewer. Retrieval searches each on its own
+    (rag.retrieve.search; a Chinese one by its translation, rag.question.rewrite), and the comparison's table takes the
+    best paper for each (rag.answer.compare)."""
+    if language(text) != "en":
+        return _descriptions_zh(text)
+    parts = tuple(p.strip(" ,.?") for p in _TURN.split(text) if len(content_words(p)) >= MIN_DESCRIPTION_WORDS)
+    if len(parts) >= 2:
+        return parts
+    between = _BETWEEN.search(text)
+    for turn in _AND_ARTICLE.finditer(text, between.end()) if between else ():
+        one, other = text[between.end():turn.start()], text[turn.end():]
+        if len(content_words(one)) >= MIN_DESCRIPTION_WORDS and len(content_words(other)) >= MIN_DESCRIPTION_WORDS:
+            return one.strip(" ,.?"), other.strip(" ,.?")
+    return ()
+
+
+def _descriptions_zh(text: str) -> tuple[str, ...]:
+    turn = _TURN_ZH.search(text)
+    if not turn:
+        return ()
+    one = _LEAD_ZH.sub("", text[:turn.start()])
+    other = text[turn.end():]
+    end = _ASK_ZH.search(other)
+    parts = tuple(p.strip(" ，,。？?") for p in (one, other[:end.start()] if end else other))
+    sized = all(len(re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", p)) >= MIN_DESCRIPTION_WORDS for p in parts)
+    return parts if sized else ()
 
 
 def compare_count(text: str) -> int:
@@ -190,7 +224,7 @@ def route(question: str, history: Sequence[object] = (), pinned: Sequence[str] =
     if is_comparison(question):
         if _PINNED.search(question) and 2 <= len(pinned) <= 4:
             return replace(base, kind=Kind.COMPARE, compare_count=len(pinned), papers=tuple(pinned))
-        return replace(base, kind=Kind.COMPARE, compare_count=compare_count(question))
+        return replace(base, kind=Kind.COMPARE, compare_count=compare_count(question), described=descriptions(question))
     if _REVIEW.search(question):
         return replace(base, kind=Kind.REVIEW, review_fields=review_fields(question))
     return base

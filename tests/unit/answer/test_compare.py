@@ -2,7 +2,7 @@
 
 from rag.answer.compare import NOT_STATED, build_comparison, compared_papers
 from rag.answer.grounded import answer
-from rag.question.router import Kind, compare_count, is_comparison, route
+from rag.question.router import Kind, compare_count, descriptions, is_comparison, route
 from rag.corpus.papers import Paper
 from rag.retrieve.search import Source
 from tests.fakes import fake_chat
@@ -85,4 +85,6 @@ def test_each_description_in_the_question_picks_its_own_paper_over_rank():
     question = ("How does the method that removes positional embeddings after pretraining differ from the one that "
                 "predicts future attention to evict KV cache entries?")
     ranked = [Source(1, graphs, 0.9, ()), Source(2, OTHER, 0.8, ()), Source(3, DROPE, 0.7, ()), Source(4, KV, 0.6, ())]
-    assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    picked = compared_papers([question], ranked, 2, descriptions(question))
+    assert [s.paper.id for s in picked] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["Gr12345678", OTHER.id]  # by rank

@@ -110,3 +110,27 @@ def test_a_comparison_that_describes_its_papers_is_split_into_its_descriptions()
     assert len(got) == 2 and "benchmark" in got[0] and "tool-use" in got[1]
     assert descriptions("How does DroPE differ from LookaheadKV?") == ()  # named: nothing to search one by one
     assert descriptions("Which papers compress the KV cache?") == ()
+
+
+@pytest.mark.parametrize("question, one, other", [
+    ("What is the difference between a method that prunes attention heads at inference and a benchmark of "
+     "long-context retrieval tasks?", "prunes attention heads", "benchmark of long-context"),
+    ("提出一种动态后悔算法来优化在线库存的论文与提出一种适应未知折扣因子的新型算法的论文有什么不同？",
+     "提出一种动态后悔算法来优化在线库存", "提出一种适应未知折扣因子的新型算法"),
+    ("比较：去掉位置编码来扩展上下文的方法和通过前瞻来驱逐KV缓存的方法的区别", "去掉位置编码来扩展上下文", "通过前瞻来驱逐KV缓存"),
+    ("用扩散模型生成分子结构的那篇论文跟用强化学习对齐大模型的论文相比有何不同？", "用扩散模型生成分子结构", "用强化学习对齐大模型"),
+])
+def test_descriptions_are_read_in_the_question_s_own_language_and_phrasing(question, one, other):
+    got = descriptions(question)
+    assert len(got) == 2 and one in got[0] and other in got[1] and one not in got[1]
+    assert route(question).described == got
+
+
+@pytest.mark.parametrize("question", [
+    "DroPE和LookaheadKV有什么区别？",  # named, not described
+    "DroPE的方法与LookaheadKV的方法有什么不同？",  # names again: too short to search as descriptions
+    "有没有关于KV缓存压缩的论文？",  # not a comparison
+    "What is the difference between DroPE and LookaheadKV?",
+])
+def test_a_question_that_names_its_papers_or_compares_nothing_has_no_descriptions(question):
+    assert descriptions(question) == () and route(question).described == ()

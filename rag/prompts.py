@@ -116,6 +116,16 @@ TRANSLATE_QUESTION = ("Question: {question}\n\nTranslate the question above into
                       "learning researcher would ask it. Keep names, acronyms and English terms exactly as they are. "
                       "Reply with the English question only.")
 
+# A Chinese comparison that describes its papers ("提出X的论文与提出Y的论文有什么不同"): each description is translated
+# on its own (rag.question.rewrite; a whole-question translation often merged the two or dropped one), the instructions
+# first so that the model server can reuse the prompt's start, and the English question is set in COMPARE_DESCRIBED.
+TRANSLATE_DESCRIPTION = ("Translate this description of a machine learning paper into English, word for word, as a "
+                         "researcher would write it. Keep names, acronyms and English terms exactly as they are. Reply "
+                         "with the English only.\n\n{text}")
+# A comparison of two described papers, in English: how the generated comparisons (rag.eval.generate) are asked, and
+# what a Chinese one's translated descriptions are searched and judged as.
+COMPARE_DESCRIBED = "How does the paper that {one} differ from the one that {other}?"
+
 REWRITE_TEMPLATE = """{history}Latest message: {question}
 
 Standalone English search query:"""

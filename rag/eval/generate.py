@@ -34,8 +34,8 @@ import numpy as np
 
 from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
-from rag.prompts import (GEN_COMPARE_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION, GEN_TRANSLATE_PHRASE_ZH,
-                         GEN_TRANSLATE_ZH)
+from rag.prompts import (COMPARE_DESCRIBED, GEN_COMPARE_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION,
+                         GEN_TRANSLATE_PHRASE_ZH, GEN_TRANSLATE_ZH)
 from rag.retrieve.filters import STATUS_GROUPS
 from rag.text import (coined_names, content_words, han_characters, has_cjk, introduced_names, language, latin_words,
                       share_held, title_name, word_set, words)
@@ -281,7 +281,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         one, other = describe(ask, first, own), describe(ask, second, own)
         if not one or not other:
             continue
-        add("compare", f"How does the paper that {one} differ from the one that {other}?", [first.id, second.id],
+        add("compare", COMPARE_DESCRIBED.format(one=one, other=other), [first.id, second.id],
             note="two related papers, each described by what it does", described=[one, other])
     while sum(q["generated"] == "followup" for q in questions) < wanted["followup"]:
         paper = draw()

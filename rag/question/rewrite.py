@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from rag.prompts import REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE, TRANSLATE_QUESTION
+from rag.prompts import (COMPARE_DESCRIBED, REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE,
+                         TRANSLATE_DESCRIPTION, TRANSLATE_QUESTION)
 from rag.question.router import Intent, Kind, descriptions
 from rag.question.turns import Exchange, referred
-from rag.text import has_cjk, language, states_absence
+from rag.text import language, states_absence
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def referred_papers(intent: Intent, history: Sequence[Exchange]) -> tuple[str, .
 def described_papers(intent: Intent, english: str) -> tuple[str, ...]:
     """A comparison's descriptions of its papers ("the paper that X ... the one that Y"), read from the English
     query (a foreign question's translation): each is searched on its own (rag.retrieve.search)."""
-    if intent.kind is not Kind.COMPARE or intent.papers or has_cjk(english):
+    if intent.kind is not Kind.COMPARE or intent.papers or language(english) != "en":
         return ()
     return descriptions(english)
 
@@ -90,6 +91,28 @@ def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
     return text if language(text) == "en" and not states_absence(text) else ""
 
 
+def _translated(llm: BaseChatModel, phrase: str) -> str:
+    """One description of a paper in English, or "" when the reply is unusable."""
+    text = clean_query(str(llm.invoke([HumanMessage(TRANSLATE_DESCRIPTION.format(text=phrase))]).content))
+    return text.rstrip(" .?") if language(text) == "en" and not states_absence(text) else ""
+
+
+def _translate(llm: BaseChatModel, intent: Intent) -> str:
+    """A foreign question in English: a comparison of two described papers by its descriptions, one by one, set in
+    COMPARE_DESCRIBED (translated whole, the small model merged the two or dropped one: benchmarks/README.md); any
+    other question (or a description the model could not translate) whole."""
+    if len(intent.described) == 2:
+        one, other = (_translated(llm, phrase) for phrase in intent.described)
+        if one and other:
+            return COMPARE_DESCRIBED.format(one=_lowered(one), other=_lowered(other))
+    return _ask(llm, intent.question, [])
+
+
+def _lowered(phrase: str) -> str:
+    """"Proposes a method" -> "proposes a method", to follow "the paper that"; "LLMs ..." stays."""
+    return phrase[:1].lower() + phrase[1:] if phrase[1:2].islower() else phrase
+
+
 def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:
     """The query (or queries) to search for a routed question (see the module docstring).
 
@@ -111,10 +134,10 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     if not reason or llm is None:
         return query(fallback, False, reason and "no model")
     try:
-        text = _ask(llm, intent.question, history)
+        text = _ask(llm, intent.question, history) if history else _translate(llm, intent)
         own = ""
         if reason == "followup" and not intent.followup:
-            own = _ask(llm, intent.question, []) if intent.foreign else intent.question
+            own = _translate(llm, intent) if intent.foreign else intent.question
     except Exception as exc:  # the answer step reports model failures; here we just search without it
         log.warning("query rewrite failed (%s); searching the question as written", exc.__class__.__name__)
         return query(fallback, False, f"{reason}: model failed")

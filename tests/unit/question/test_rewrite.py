@@ -133,3 +133,26 @@ def test_a_new_topic_or_a_turn_without_ids_keeps_no_earlier_paper():
                          Recorder("CBT counseling benchmark")).referred == ()
     assert rewrite_query("What are its limitations?", [SHOWN], Recorder("DroPE limitations")).referred == ()
     assert rewrite_query("What are its limitations?", [], None).referred == ()
+
+
+ZH_COMPARE = "提出一种动态后悔算法来优化在线库存的论文与提出一种适应未知折扣因子的新型算法的论文有什么不同？"
+
+
+def test_a_chinese_comparison_is_translated_description_by_description_and_each_is_searched():
+    model = Recorder("Proposes a dynamic regret algorithm for online inventory optimization.",
+                     "Proposes a novel algorithm that adapts to unknown discount factors")
+    query = rewrite_query(ZH_COMPARE, [], model)
+    assert query.rewritten and len(model.prompts) == 2
+    assert "动态后悔" in model.prompts[0] and "折扣因子" in model.prompts[1] and "折扣因子" not in model.prompts[0]
+    assert query.text == ("How does the paper that proposes a dynamic regret algorithm for online inventory "
+                          "optimization differ from the one that proposes a novel algorithm that adapts to unknown "
+                          "discount factors?")
+    assert len(query.described) == 2 and "inventory" in query.described[0] and "discount" in query.described[1]
+
+
+def test_a_description_the_model_cannot_translate_falls_back_to_the_whole_question():
+    model = Recorder("Proposes a dynamic regret algorithm for online inventory", "还是中文",
+                     "How does a dynamic regret method for inventories differ from a discount-adaptive one?")
+    query = rewrite_query(ZH_COMPARE, [], model)
+    assert len(model.prompts) == 3 and ZH_COMPARE in model.prompts[2]
+    assert query.text == "How does a dynamic regret method for inventories differ from a discount-adaptive one?"

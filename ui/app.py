@@ -6,9 +6,11 @@ Rendering is in `ui/render.py`; this module only connects events.
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
 import logging
 import queue
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -313,6 +315,7 @@ def build_app(pipeline: Pipeline) -> gr.Blocks:
                 explore = build_explore(pipeline, topic_map)
 
         export_dir = Path(tempfile.mkdtemp(prefix="paperchat-export-"))
+        atexit.register(shutil.rmtree, export_dir, ignore_errors=True)  # the exports live as long as the app
         stop_requests: dict[str, threading.Event] = {}  # session -> Stop pressed (read by that session's turn)
 
         def handler(message, chat, state, status_value, area_value, k_value, keywords_value="", scope_value=None,

@@ -91,6 +91,16 @@ def han_characters(text: str) -> int:
     return len(_HAN.findall(text))
 
 
+def english_only(text: str) -> str:
+    """English text without the few Chinese, Japanese or Korean characters a translation left untranslated
+    ("explaining hidden混淆 phenomena" -> "explaining hidden phenomena"), or "" when it is not mostly English (at most
+    one such character per two English words)."""
+    if language(text) == "en":
+        return text
+    cjk = len(_CJK.findall(text))
+    return " ".join(_CJK.sub(" ", text).split()) if cjk and 2 * cjk <= len(latin_words(text)) else ""
+
+
 def language(text: str) -> str:
     """The language a question is written in: "zh", "ja", "ko", "en", or "other" (another non-Latin script).
 

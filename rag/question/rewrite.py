@@ -21,7 +21,7 @@ from rag.prompts import (COMPARE_DESCRIBED, REWRITE_HISTORY_TEMPLATE, REWRITE_SY
                          TRANSLATE_DESCRIPTION, TRANSLATE_QUESTION)
 from rag.question.router import Intent, Kind, descriptions
 from rag.question.turns import Exchange, referred
-from rag.text import language, states_absence
+from rag.text import english_only, language, states_absence
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +87,19 @@ def clean_query(text: str) -> str:
 def _ask(llm: BaseChatModel, question: str, history: Sequence[Exchange]) -> str:
     """The model's standalone English query (its translation when there is no history), or "" when unusable:
     not English, or an answer instead of a query ("The retrieved papers do not cover this question.")."""
-    text = clean_query(str(llm.invoke(rewrite_messages(question, history)).content))
-    return text if language(text) == "en" and not states_absence(text) else ""
+    return _usable(str(llm.invoke(rewrite_messages(question, history)).content))
 
 
 def _translated(llm: BaseChatModel, phrase: str) -> str:
     """One description of a paper in English, or "" when the reply is unusable."""
-    text = clean_query(str(llm.invoke([HumanMessage(TRANSLATE_DESCRIPTION.format(text=phrase))]).content))
-    return text.rstrip(" .?") if language(text) == "en" and not states_absence(text) else ""
+    return _usable(str(llm.invoke([HumanMessage(TRANSLATE_DESCRIPTION.format(text=phrase))]).content)).rstrip(" .?")
+
+
+def _usable(reply: str) -> str:
+    """The reply's first line as English (a few untranslated characters dropped), or "" when it is not English or
+    is an answer rather than a query."""
+    text = english_only(clean_query(reply))
+    return text if text and not states_absence(text) else ""
 
 
 def _translate(llm: BaseChatModel, intent: Intent) -> str:
@@ -109,8 +114,10 @@ def _translate(llm: BaseChatModel, intent: Intent) -> str:
 
 
 def _lowered(phrase: str) -> str:
-    """"Proposes a method" -> "proposes a method", to follow "the paper that"; "LLMs ..." stays."""
-    return phrase[:1].lower() + phrase[1:] if phrase[1:2].islower() else phrase
+    """"Proposes a method" -> "proposes a method" and "A method" -> "a method", to follow "the paper that"; "LLMs ..."
+    stays."""
+    first = phrase.split(" ", 1)[0]
+    return phrase[:1].lower() + phrase[1:] if len(first) == 1 or first[1:].islower() else phrase
 
 
 def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatModel | None) -> Query:

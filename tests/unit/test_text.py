@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.text import (content_words, coined_names, introduced_names, language, latin_words, numbers, openreview_url,
+from rag.text import (content_words, coined_names, english_only, introduced_names, language, latin_words, numbers, openreview_url,
                       query_terms, short_name, split_sentences, web_link, words)
 
 
@@ -38,3 +38,14 @@ def test_links_are_built_in_one_place_and_only_web_links_leave():
     assert openreview_url("a b&c", "N1") == "https://openreview.net/forum?id=a%20b%26c&noteId=N1"
     assert web_link("javascript:alert(1)", "X1") == "https://openreview.net/forum?id=X1"
     assert web_link("https://example.org/p", "X1") == "https://example.org/p"
+
+
+@pytest.mark.parametrize("text, english", [
+    ("What papers explain hidden混淆 phenomena in federated causal inference?",
+     "What papers explain hidden phenomena in federated causal inference?"),  # one term left untranslated
+    ("Which papers compress the KV cache?", "Which papers compress the KV cache?"),
+    ("该论文使用LLM和RL方法", ""),  # Chinese with English names: not a translation
+    ("还是中文的回答", ""),
+])
+def test_a_translation_keeps_its_english_and_drops_a_few_untranslated_characters(text, english):
+    assert english_only(text) == english

@@ -156,3 +156,16 @@ def test_a_description_the_model_cannot_translate_falls_back_to_the_whole_questi
     query = rewrite_query(ZH_COMPARE, [], model)
     assert len(model.prompts) == 3 and ZH_COMPARE in model.prompts[2]
     assert query.text == "How does a dynamic regret method for inventories differ from a discount-adaptive one?"
+
+
+def test_a_translation_with_a_term_left_in_chinese_is_still_used_without_it():
+    model = Recorder("Which papers explain hidden混淆 phenomena with theory and experiments?")
+    query = rewrite_query("有没有用理论和实验解释隐藏混淆现象的论文？", [], model)
+    assert query.rewritten and query.text == "Which papers explain hidden phenomena with theory and experiments?"
+
+
+def test_a_description_starting_with_an_article_reads_on_after_the_paper_that():
+    model = Recorder("A dynamic regret algorithm for online inventory", "LLMs that adapt to unknown discount factors")
+    query = rewrite_query(ZH_COMPARE, [], model)
+    assert query.text == ("How does the paper that a dynamic regret algorithm for online inventory differ from the one "
+                          "that LLMs that adapt to unknown discount factors?")

@@ -19,9 +19,13 @@ from rag.question.aggregate import Aggregate, parse_aggregate, parse_aggregate_z
 from rag.question.glossary import gloss
 from rag.question.turns import ORDINAL
 from rag.retrieve.filters import STATUS_GROUPS, Filters
-from rag.text import coined_names, content_words, has_cjk, language, latin_words
+from rag.text import coined_names, content_words, han_characters, has_cjk, language, latin_words
 
-MIN_OWN_ENGLISH_WORDS = 3  # a question in another language holding this many English words is searched as written
+# A question in another language holding this many English words is searched as written, unless it is mostly Chinese:
+# more than HAN_PER_ENGLISH_WORD Chinese characters per English word ("提出一种结合LLM和PRM的理论框架用于TTS的论文..."
+# has 3 English words and 57 characters that say what the paper does).
+MIN_OWN_ENGLISH_WORDS = 3
+HAN_PER_ENGLISH_WORD = 2
 
 
 class Kind(str, Enum):
@@ -56,8 +60,11 @@ class Intent:
     @property
     def foreign(self) -> bool:
         """Written in another language, with too few English words of its own to be searched as it is
-        ("有没有关于KV缓存压缩的论文？"; not "DroPE 是什么? why does it extend context?")."""
-        return self.lang != "en" and len(latin_words(self.question)) < MIN_OWN_ENGLISH_WORDS
+        ("有没有关于KV缓存压缩的论文？", "如何从RGB图像和稀疏点云中推断出ego-centric的深度图？"; not "DroPE 是什么? why does
+        it extend context?")."""
+        english = len(latin_words(self.question))
+        return self.lang != "en" and (english < MIN_OWN_ENGLISH_WORDS
+                                      or han_characters(self.question) > HAN_PER_ENGLISH_WORD * english)
 
     @property
     def rewrite(self) -> str:

@@ -40,6 +40,15 @@ def test_only_non_latin_scripts_need_a_translation(text, foreign):
     assert (language(text) != "en") is foreign and route(text or "x").foreign is foreign
 
 
+@pytest.mark.parametrize("text, foreign", [
+    ("DroPE 是什么? why does it extend context?", False),  # its English words carry it
+    ("如何从RGB图像和稀疏点云中推断出一个ego-centric的密集深度图？", True),  # 3 English words, but it says it in Chinese
+    ("提出一种结合LLM和PRM的理论框架用于TTS的论文与提出序列和并行结合的测试时扩展方法的论文有什么不同？", True),
+])
+def test_a_mostly_chinese_question_is_translated_though_it_holds_a_few_english_words(text, foreign):
+    assert route(text).foreign is foreign and (route(text).rewrite == "translate") is foreign
+
+
 def test_first_english_question_is_searched_as_written_without_a_model_call():
     model = Recorder()
     query = rewrite_query("Which papers compress the KV cache?", [], model)

@@ -88,3 +88,22 @@ def test_each_description_in_the_question_picks_its_own_paper_over_rank():
     picked = compared_papers([question], ranked, 2, descriptions(question))
     assert [s.paper.id for s in picked] == ["RlPVSeKjoc", "RVLMGPXt2i"]
     assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["Gr12345678", OTHER.id]  # by rank
+
+
+def test_a_chinese_comparison_is_searched_and_tabled_by_its_translated_descriptions():
+    from rag.pipeline import DoneEvent, SourcesEvent, build_pipeline
+    from rag.settings import Settings
+    from tests.fakes import WordHashEmbeddings
+
+    llm = fake_chat("Drops the positional embeddings of a pretrained language model to extend its context",
+                    "Evicts KV cache entries by glimpsing into the future without generation",
+                    "DroPE drops positional embeddings [1], while LookaheadKV evicts KV cache entries [2].")
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=llm)
+    pipeline.ensure_ingested()
+    events = list(pipeline.stream("去掉预训练语言模型的位置编码来扩展上下文的论文与不生成就预见未来来驱逐KV缓存的论文有什么不同？"))
+    final = [e for e in events if isinstance(e, SourcesEvent) and e.final][-1]
+    assert final.query.text.startswith("How does the paper that drops the positional embeddings")
+    assert len(final.query.described) == 2 and "KV cache" in final.query.described[1]
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.answer.comparison is not None
+    assert set(done.answer.comparison.to_json()["papers"]) == {"RlPVSeKjoc", "RVLMGPXt2i"}

@@ -107,7 +107,8 @@ def _translate(llm: BaseChatModel, intent: Intent) -> str:
     COMPARE_DESCRIBED (translated whole, the small model merged the two or dropped one: benchmarks/README.md); any
     other question (or a description the model could not translate) whole."""
     if len(intent.described) == 2:
-        one, other = (_translated(llm, phrase) for phrase in intent.described)
+        one = _translated(llm, intent.described[0])
+        other = _translated(llm, intent.described[1]) if one else ""  # no second call when the first failed
         if one and other:
             return COMPARE_DESCRIBED.format(one=_lowered(one), other=_lowered(other))
     return _ask(llm, intent.question, [])

@@ -141,7 +141,7 @@ def _descriptions_zh(text: str) -> tuple[str, ...]:
     other = text[turn.end():]
     end = _ASK_ZH.search(other)
     parts = tuple(p.strip(" ，,。？?") for p in (one, other[:end.start()] if end else other))
-    sized = all(len(re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", p)) >= MIN_DESCRIPTION_WORDS for p in parts)
+    sized = all(han_characters(p) + len(latin_words(p)) >= MIN_DESCRIPTION_WORDS for p in parts)
     return parts if sized else ()
 
 

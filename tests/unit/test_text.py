@@ -2,8 +2,8 @@
 
 import pytest
 
-from rag.text import (content_words, coined_names, english_only, introduced_names, language, latin_words, numbers, openreview_url,
-                      query_terms, short_name, split_sentences, web_link, words)
+from rag.text import (content_words, coined_names, english_only, introduced_names, language, latin_words, numbers,
+                      openreview_url, query_terms, short_name, split_sentences, web_link, words)
 
 
 @pytest.mark.parametrize("text, lang", [

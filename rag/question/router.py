@@ -80,7 +80,7 @@ class Intent:
 
 # -- kinds --------------------------------------------------------------------------------------------
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
-                      r"|比较|对比(?!式|学习)|区别|异同|有什么不同|有何不同|相比"
+                      r"|比较|对比(?!式|学习)|区别|异同|差异|有(?:什么|何|哪些)不同|不同之处|相比"
                       r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
 _COUNT_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 # About the reviews themselves (a bare "weaknesses" or "scores" may mean the paper's own limitations or
@@ -99,17 +99,28 @@ def is_comparison(text: str) -> bool:
 
 
 # Where an English comparison turns from one paper's description to the next ("..., the other ...")
-_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|while|whereas|and the (?:one|method|"
-                   r"approach|paper|model|framework|work)|the other(?: one)?|the second|and how|and what (?:is|are|does))\b",
+_TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|(?:and|with) the (?:one|method|approach|"
+                   r"paper|model|framework|work)|the other(?: one)?|the second|and how|and what (?:is|are|does))\b",
                    re.IGNORECASE)
+# A weaker turn, read only when none of the above is there: inside a description "while" often joins its own two
+# halves ("edits object shapes while preserving non-target content")
+_TURN_WEAK = re.compile(r"\b(?:while|whereas)\b", re.IGNORECASE)
+# A closing question after the last description ("... . How do they differ?"): not part of what the paper does
+_CLOSING = re.compile(r"[.;:]\s+(?:how|what|in what|which|where|why)\b[^.;:]*$", re.IGNORECASE)
 # "the difference between X and Y": the first "and a/an/the" after "between" that leaves X 3 content words
 _BETWEEN = re.compile(r"\bbetween\b", re.IGNORECASE)
 _AND_ARTICLE = re.compile(r"\band (?=(?:a|an|the)\b)", re.IGNORECASE)
 # Where a Chinese comparison turns: "提出X的论文与提出Y的论文有什么不同", "X的方法和Y的方法相比有何区别"
 _PAPER_ZH = r"的(?:那篇|这篇|一篇|那个|这个)?(?:论文|文章|工作|研究|方法|模型|框架|算法)"
 _TURN_ZH = re.compile(_PAPER_ZH + r"\s*(?:与|和|跟|同|以及|相比于|对比|vs\.?|versus)\s*", re.IGNORECASE)
-_ASK_ZH = re.compile(rf"(?:{_PAPER_ZH})?\s*(?:相比|比较|对比|比起来|比)?\s*[,，]?\s*(?:有(?:什么|何|哪些)|之间(?:有什么|的)?|的)?"
-                     r"\s*(?:不同|区别|差异|异同|不一样)")
+_ASK_ZH = re.compile(rf"(?:{_PAPER_ZH})?\s*(?:相比|比较|对比|比起来|比)?\s*[,，]?\s*(?:在[^，,。？?]{{1,10}}?上)?\s*"
+                     r"(?:有(?:什么|何|哪些)|之间(?:有什么|的)?|的)?\s*(?:不同|区别|差异|异同|不一样)")
+# "一篇X，另一篇Y" ("one X, the other Y"): where the first description starts (at a clause's start, not "提出一种方法")
+# and where the second one does; not "一篇研究", which reads "one studies"
+_ONE_ZH = re.compile(r"(?:^|[：:，,。；;])\s*(?:其中)?一(?:篇|种|个|项|类)(?:论文|文章|工作|方法|模型|框架|算法)?\s*(?:则是|则|是)?")
+_OTHER_ZH = re.compile(r"\s*[，,；;]\s*(?:而|但)?\s*另(?:一|外一)(?:篇|种|个|项|类)(?:论文|文章|工作|方法|模型|框架|算法)?"
+                       r"\s*(?:则是|则|是)?\s*")
+_SENTENCE_END_ZH = re.compile(r"[。？?！!；;]|[，,]\s*(?:两者|它们|二者|这两)")
 _LEAD_ZH = re.compile(r"^(?:请你?)?(?:比较|对比)(?:一下)?\s*[:：]?\s*")
 MIN_DESCRIPTION_WORDS = 3  # content words (English) or Chinese characters and English words (Chinese) per description
 
@@ -122,9 +133,20 @@ def descriptions(text: str) -> tuple[str, ...]:
     best paper for each (rag.answer.compare)."""
     if language(text) != "en":
         return _descriptions_zh(text)
-    parts = tuple(p.strip(" ,.?") for p in _TURN.split(text) if len(content_words(p)) >= MIN_DESCRIPTION_WORDS)
-    if len(parts) >= 2:
-        return parts
+    return _split(text, _TURN) or _between(text) or _split(text, _TURN_WEAK)
+
+
+def _split(text: str, turn: re.Pattern) -> tuple[str, ...]:
+    parts = tuple(p.strip(" ,.?") for p in turn.split(text) if len(content_words(p)) >= MIN_DESCRIPTION_WORDS)
+    if len(parts) < 2:
+        return ()
+    closing = _CLOSING.search(parts[-1])
+    if closing and len(content_words(parts[-1][:closing.start()])) >= MIN_DESCRIPTION_WORDS:
+        parts = (*parts[:-1], parts[-1][:closing.start()])
+    return parts
+
+
+def _between(text: str) -> tuple[str, ...]:
     between = _BETWEEN.search(text)
     for turn in _AND_ARTICLE.finditer(text, between.end()) if between else ():
         one, other = text[between.end():turn.start()], text[turn.end():]
@@ -135,12 +157,19 @@ def descriptions(text: str) -> tuple[str, ...]:
 
 def _descriptions_zh(text: str) -> tuple[str, ...]:
     turn = _TURN_ZH.search(text)
-    if not turn:
-        return ()
-    one = _LEAD_ZH.sub("", text[:turn.start()])
-    other = text[turn.end():]
+    if turn:
+        one, other = _LEAD_ZH.sub("", text[:turn.start()]), text[turn.end():]
+    else:  # "（两篇论文都……：）一篇X，另一篇Y。它们有什么区别？"
+        turn = _OTHER_ZH.search(text)
+        starts = list(_ONE_ZH.finditer(text, 0, turn.start())) if turn else []
+        if not starts:
+            return ()
+        one, other = text[starts[-1].end():turn.start()], text[turn.end():]
+        stop = _SENTENCE_END_ZH.search(other)
+        other = other[:stop.start()] if stop else other
     end = _ASK_ZH.search(other)
-    parts = tuple(p.strip(" ，,。？?") for p in (one, other[:end.start()] if end else other))
+    other = other[:end.start()] if end else re.sub(rf"(?:{_PAPER_ZH})?\s*[。？?！!]*$", "", other)  # "比较X的方法和Y的方法。"
+    parts = tuple(p.strip(" ，,。？?；;") for p in (one, other))
     sized = all(han_characters(p) + len(latin_words(p)) >= MIN_DESCRIPTION_WORDS for p in parts)
     return parts if sized else ()
 

@@ -1,6 +1,8 @@
 """The router decides once what a question asks: kind, language, follow-up, names, stated filters, English.
 One table in both languages; later stages only read the Intent."""
 
+import re
+
 import pytest
 
 from rag.question.router import Kind, descriptions, is_followup, route
@@ -119,10 +121,32 @@ def test_a_comparison_that_describes_its_papers_is_split_into_its_descriptions()
      "提出一种动态后悔算法来优化在线库存", "提出一种适应未知折扣因子的新型算法"),
     ("比较：去掉位置编码来扩展上下文的方法和通过前瞻来驱逐KV缓存的方法的区别", "去掉位置编码来扩展上下文", "通过前瞻来驱逐KV缓存"),
     ("用扩散模型生成分子结构的那篇论文跟用强化学习对齐大模型的论文相比有何不同？", "用扩散模型生成分子结构", "用强化学习对齐大模型"),
+    ("Compare the paper that distills a reward model from human votes with the one that learns rewards from "
+     "pairwise video preferences.", "distills a reward model", "pairwise video preferences"),
+    ("Two papers speed up diffusion sampling: one caches attention features across denoising steps, the other "
+     "trains a consistency student. How do they differ?", "caches attention features", "consistency student"),
+    # one ..., the other ...: the first from a clause's "一篇/一种" (not "提出一种"), the second up to the question
+    ("有两篇论文：一篇提出一种缓存去噪步骤间注意力特征的方法，另一篇则训练一个一致性学生模型。它们有什么区别？",
+     "提出一种缓存去噪步骤间注意力特征的方法", "训练一个一致性学生模型"),
+    ("两种方法都加速扩散采样：一种在去噪步骤之间缓存注意力特征，而另一种训练一致性学生模型，两者有何异同？",
+     "在去噪步骤之间缓存注意力特征", "训练一致性学生模型"),
+    ("一篇研究图神经网络的过平滑问题，另一篇研究图Transformer的位置编码，它们的思路有什么不同？",
+     "研究图神经网络的过平滑问题", "研究图Transformer的位置编码"),  # "一篇研究" reads "one studies"
+    ("比较用蒸馏压缩视觉编码器的方法和用剪枝压缩语言模型的方法。", "用蒸馏压缩视觉编码器", "用剪枝压缩语言模型"),
+    ("用蒸馏压缩视觉编码器的方法和用剪枝压缩语言模型的方法在设计上有哪些差异？", "用蒸馏压缩视觉编码器", "用剪枝压缩语言模型"),
+    # "while" inside a description is no turn when a stronger one is there
+    ("How does the paper that edits object shapes precisely while preserving other content differ from the one that "
+     "manipulates objects with a geometry-consistent diffusion model?", "while preserving other content",
+     "geometry-consistent diffusion"),
+    ("What is the difference between a method that prunes attention heads while decoding and a benchmark of "
+     "long-context retrieval tasks?", "prunes attention heads while decoding", "benchmark of long-context"),
+    ("One line of work distills a reward model from human votes, whereas the other learns rewards from pairwise "
+     "video preferences.", "distills a reward model", "pairwise video preferences"),
 ])
 def test_descriptions_are_read_in_the_question_s_own_language_and_phrasing(question, one, other):
     got = descriptions(question)
     assert len(got) == 2 and one in got[0] and other in got[1] and one not in got[1]
+    assert not re.search(r"differ|区别|异同|不同|[。？?]$", got[1])  # the closing question is no description
     assert route(question).described == got
 
 

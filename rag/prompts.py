@@ -166,6 +166,22 @@ GEN_TRANSLATE_PHRASE_ZH = (
     "Chinese phrase only."
 )
 GEN_COMPARE_ZH = "{one}的论文与{other}的论文有什么不同？"
+# The phrasings a generated comparison is asked in, drawn at random (the English and Chinese at one index say the
+# same): a user does not always write "how does the paper that X differ from the one that Y".
+GEN_COMPARE_FRAMES = (
+    COMPARE_DESCRIBED,
+    "Compare the paper that {one} with the one that {other}.",
+    "Two papers: one {one}, the other {other}. How do they differ?",
+    "What is the difference between the paper that {one} and the one that {other}?",
+    "How does the work that {one} compare with the work that {other}?",
+)
+GEN_COMPARE_FRAMES_ZH = (
+    GEN_COMPARE_ZH,
+    "比较{one}的方法和{other}的方法。",
+    "有两篇论文：一篇{one}，另一篇{other}。它们有什么区别？",
+    "一种方法{one}，另一种方法{other}，两者有何异同？",
+    "{one}的工作跟{other}的工作相比有什么区别？",
+)
 GEN_FOLLOWUP_COMPARE_ZH = "它与{other}的论文有什么不同？"
 # Chinese claims for calibrating the cross-lingual claim check (benchmarks/claim_check_zh.py): one abstract sentence
 # restated the way an answer restates it, not translated word for word.

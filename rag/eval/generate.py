@@ -13,7 +13,8 @@ Kinds (the format of ../shared/eval/README.md, so `paperchat eval` reads it):
 * unanswerable (near miss): a real topic (a keyword used by several papers) on a platform, domain or data
   set that no title, abstract or keyword in the corpus mentions.
 * compare: two related papers (cosine between COMPARE_MIN and COMPARE_MAX), each described by the model in a
-  few words without its name: "How does the paper that X differ from the one that Y?".
+  few words without its name, asked in one of several phrasings drawn at random (prompts.GEN_COMPARE_FRAMES: "How
+  does the paper that X differ from the one that Y?", "Two papers: one X, the other Y. How do they differ?", ...).
 * followup: a lookup question, then "What are its limitations?"-style turns, one turn naming a related paper.
 A share of every kind (CHINESE_SHARE) is translated into Chinese by the model. Written out: questions.jsonl,
 the test corpus (the corpus minus the left-out papers) with its index snapshot, and a manifest.
@@ -34,7 +35,7 @@ import numpy as np
 
 from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
-from rag.prompts import (COMPARE_DESCRIBED, GEN_COMPARE_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION,
+from rag.prompts import (GEN_COMPARE_FRAMES, GEN_COMPARE_FRAMES_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION,
                          GEN_TRANSLATE_PHRASE_ZH, GEN_TRANSLATE_ZH)
 from rag.retrieve.filters import STATUS_GROUPS
 from rag.text import (coined_names, content_words, han_characters, has_cjk, introduced_names, language, latin_words,
@@ -188,11 +189,11 @@ def framed_in_chinese(ask: Ask, frame: str, **phrases: str) -> str | None:
     return frame.format(**done) if all(done.values()) else None
 
 
-def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None) -> str | None:
-    """A generated question in Chinese: a comparison (`described`: its two descriptions) in the fixed frame, any
-    other question translated whole."""
+def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None, frame: int = 0) -> str | None:
+    """A generated question in Chinese: a comparison (`described`: its two descriptions) in the Chinese of its frame
+    (an index into GEN_COMPARE_FRAMES), any other question translated whole."""
     if described:
-        return framed_in_chinese(ask, GEN_COMPARE_ZH, one=described[0], other=described[1])
+        return framed_in_chinese(ask, GEN_COMPARE_FRAMES_ZH[frame], one=described[0], other=described[1])
     return to_chinese(ask, question)
 
 
@@ -213,6 +214,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     """The questions (see the module docstring); deterministic for a seed, a corpus and a model. `mix`: the share
     of each kind (MIX unless given; {"followup": 1.0} makes conversations only)."""
     rng = random.Random(seed)
+    frames = random.Random(f"frames-{seed}")  # its own draws: the rest of a seed's set is as before frames came
     own = rare_name_set(papers)
     by_id = {p.id: p for p in papers}
     ids, matrix = paper_vectors(snapshot)
@@ -236,7 +238,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     def add(kind: str, text: str, gold: list[str], also: list[str] = (), note: str = "", **extra) -> None:
         lang = "en"
         if chinese():
-            translated = in_chinese(ask, text, extra.get("described"))
+            translated = in_chinese(ask, text, extra.get("described"), extra.get("frame", 0))
             if translated:
                 extra = {**extra, "english": text}
                 text, lang = translated, "zh"
@@ -281,8 +283,9 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         one, other = describe(ask, first, own), describe(ask, second, own)
         if not one or not other:
             continue
-        add("compare", COMPARE_DESCRIBED.format(one=one, other=other), [first.id, second.id],
-            note="two related papers, each described by what it does", described=[one, other])
+        frame = frames.randrange(len(GEN_COMPARE_FRAMES))
+        add("compare", GEN_COMPARE_FRAMES[frame].format(one=one, other=other), [first.id, second.id],
+            note="two related papers, each described by what it does", described=[one, other], frame=frame)
     while sum(q["generated"] == "followup" for q in questions) < wanted["followup"]:
         paper = draw()
         opening = write_question(ask, paper, own)
@@ -336,7 +339,7 @@ def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: f
     for q in english:
         if done >= missing:
             break
-        translated = in_chinese(ask, q["question"], q.get("described"))
+        translated = in_chinese(ask, q["question"], q.get("described"), q.get("frame", 0))
         if translated:
             q.update(question=translated, lang="zh", english=q["question"])
             done += 1

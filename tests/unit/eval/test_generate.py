@@ -10,6 +10,7 @@ from rag.eval.evaluate import load_questions
 from rag.eval.generate import (absent, describe, in_chinese, keeps_content, make_set, names_the_paper, rare_name_set,
                                 to_chinese, write_set)
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
+from rag.question.router import descriptions
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
 
@@ -59,7 +60,7 @@ def test_a_set_has_every_kind_and_keeps_its_labels_honest(tmp_path):
     # echoed translations are not Chinese, and the share is topped up to 30% by translating other questions
     chinese = [q for q in made.questions if q["lang"] == "zh"]
     assert len(chinese) >= 0.3 * len(made.questions) and all("numbered 1" not in q.get("question", "") for q in chinese)
-    assert all(q["english"].endswith("?") for q in chinese if "question" in q)
+    assert all(q["english"].endswith("?") for q in chinese if "question" in q and q["kind"] != "compare")
     gone = set(made.left_out)
     for q in made.questions:
         assert not set(q["gold"]) & gone, q  # a left-out paper is nobody's answer
@@ -147,9 +148,15 @@ def test_a_chinese_comparison_keeps_both_papers_descriptions():
     assert in_chinese(lambda prompt: prompt.split("Phrase: ")[1].split("\n")[0], english, [one, other]) is None
     papers, snap = corpus()
     made = make_set(papers, snap, scripted, seed=3, n=60)
-    compared = [q for q in made.questions if q["kind"] == "compare" and q["lang"] == "zh"]
-    assert compared and all(q["question"].endswith("的论文有什么不同？") and q["question"].count("的论文") == 2
-                            for q in compared)
+    compared = [q for q in made.questions if q["kind"] == "compare"]
+    chinese = [q for q in compared if q["lang"] == "zh"]
+    assert chinese and all(q["question"].count("研究") == 2 for q in chinese)  # both scripted descriptions kept
+    # every phrasing, in both languages, is read back by the router as the two descriptions it was written from
+    assert len({q["frame"] for q in compared}) >= 3
+    for q in compared:
+        one, other = descriptions(q["question"])
+        assert (one.endswith(q["described"][0]) and other.endswith(q["described"][1])) if q["lang"] == "en" else \
+            (one.startswith("研究") and other.startswith("研究"))
 
 
 def test_a_set_of_one_kind_holds_only_that_kind():

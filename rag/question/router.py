@@ -206,12 +206,25 @@ _AREA = re.compile(r"""(?:['‘"“]([^'’"”]{3,120})['’"”]|\bin the ([a-
                    re.IGNORECASE)
 
 
+# A paper's fate, not a topic: "rejected papers", "were rejected" (not DPO's "rejected responses", "rejection sampling")
+_PAPER_ZH_WORD = r"[^，。？?]{0,30}?(?:论文|投稿|文章|工作)"
+_NOT_ACCEPTED = re.compile(r"\b(?:desk[- ])?rejected (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) "
+                           r"(?:desk[- ])?rejected\b|\bnot (?:been )?accepted\b|拒稿|(?:未|没有?)被(?:接收|录用|接受)|被拒(?:稿)?的"
+                           + _PAPER_ZH_WORD)
+_WITHDRAWN = re.compile(r"\bwithdrawn (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) withdrawn\b"
+                        r"|\bwithdrew\b|撤稿|撤回的" + _PAPER_ZH_WORD + r"|被撤回")
+
+
 def stated_filters(question: str, known_areas: Sequence[str] = ()) -> Filters:
-    """Metadata constraints stated in the question: "accepted", "oral", "poster", "in the X area" (and their
-    Chinese words). An area counts only if it is one of `known_areas` (case-insensitive): a misread area would
+    """Metadata constraints stated in the question: "accepted", "oral", "poster", "rejected", "withdrawn", "in the X
+    area" (and their Chinese words). An area counts only if it is one of `known_areas` (case-insensitive): a misread area would
     otherwise filter every paper out."""
     text = question.lower()
-    if re.search(r"\boral\b|\borals\b|口头报告|口头|oral论文", text):
+    if _WITHDRAWN.search(text):
+        statuses = STATUS_GROUPS["Withdrawn"]
+    elif _NOT_ACCEPTED.search(text):
+        statuses = STATUS_GROUPS["Not accepted"]
+    elif re.search(r"\boral\b|\borals\b|口头报告|口头|oral论文", text):
         statuses = STATUS_GROUPS["Oral"]
     elif re.search(r"\bposters?\b|海报", text):
         statuses = STATUS_GROUPS["Poster"]

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from rag.corpus.openreview import NOT_ACCEPTED
+
 # Status choices offered to users, as the status values of the corpus they stand for.
 STATUS_GROUPS: dict[str, tuple[str, ...]] = {
     "All accepted": ("Oral", "Oral (conditional)", "Poster", "Poster (conditional)"),
     "Oral": ("Oral", "Oral (conditional)"),
     "Poster": ("Poster", "Poster (conditional)"),
+    "Not accepted": (NOT_ACCEPTED,),
+    "Withdrawn": ("Withdrawn",),
     "Everything (incl. rejected and withdrawn)": (),
 }
 

@@ -6,11 +6,13 @@ import itertools
 import pytest
 from langchain_core.documents import Document
 
+from rag.corpus.openreview import NOT_ACCEPTED
 from rag.corpus.papers import Paper
 from rag.index.chunking import paper_metadata
 from rag.index.lexical import LexicalIndex
 from rag.index.store import PaperIndex, make_client
 from rag.offline import prime_tiktoken
+from rag.question.router import stated_filters
 from rag.retrieve.filters import STATUS_GROUPS, Filters
 from rag.settings import Settings
 from tests.fakes import WordHashEmbeddings
@@ -63,4 +65,19 @@ def test_a_stated_constraint_narrows_the_users_choice():
 
 
 def test_every_status_group_is_a_set_of_real_statuses():
-    assert set(itertools.chain(*STATUS_GROUPS.values())) <= {"Oral", "Oral (conditional)", "Poster", "Poster (conditional)"}
+    # the statuses the corpus readers write (rag.corpus.openreview, rag.corpus.paperlists)
+    real = {"Oral", "Oral (conditional)", "Poster", "Poster (conditional)", "Withdrawn", NOT_ACCEPTED}
+    assert set(itertools.chain(*STATUS_GROUPS.values())) <= real
+
+
+@pytest.mark.parametrize("question, group", [
+    ("Which rejected submissions tried to remove positional embeddings?", "Not accepted"),
+    ("Which papers were not accepted but studied Mamba?", "Not accepted"),
+    ("未被接收的论文中有研究扩散模型的吗？", "Not accepted"), ("有哪些被拒的关于KV缓存压缩的论文？", "Not accepted"),
+    ("Which withdrawn papers studied test-time scaling?", "Withdrawn"), ("Papers on graph transformers that were withdrawn?", "Withdrawn"),
+    # a topic, not a paper's fate
+    ("How do DPO variants weight rejected responses?", None), ("How do rejection sampling methods improve reasoning?", None),
+    ("DPO中被拒绝的回答如何加权？", None),
+])
+def test_a_question_about_rejected_or_withdrawn_papers_is_filtered_to_them(question, group):
+    assert stated_filters(question).statuses == (STATUS_GROUPS[group] if group else ())

@@ -15,7 +15,8 @@ Kinds (the format of ../shared/eval/README.md, so `paperchat eval` reads it):
 * compare: two related papers (cosine between COMPARE_MIN and COMPARE_MAX), each described by the model in a
   few words without its name, asked in one of several phrasings drawn at random (prompts.GEN_COMPARE_FRAMES: "How
   does the paper that X differ from the one that Y?", "Two papers: one X, the other Y. How do they differ?", ...).
-* followup: a lookup question, then "What are its limitations?"-style turns, one turn naming a related paper.
+* followup: a lookup question, then "What are its limitations?"-style turns (half without the word that points
+  back: "What are the main limitations?"), one turn naming a related paper.
 A share of every kind (CHINESE_SHARE) is translated into Chinese by the model. Written out: questions.jsonl,
 the test corpus (the corpus minus the left-out papers) with its index snapshot, and a manifest.
 """
@@ -81,6 +82,11 @@ NEAR_MISS_TEMPLATES = {
 FOLLOWUP_TURNS = ["What are its main limitations?", "What data or benchmarks does it evaluate on?",
                   "How does it compare with earlier methods?", "What problem does it set out to solve?"]
 FOLLOWUP_TURNS_ZH = ["它的主要局限是什么？", "它在哪些数据集或基准上做了评测？", "它和之前的方法相比怎么样？", "它想解决什么问题？"]
+# The same turns without a word that points back (half of the generated ones, by their own seeded draw): a user in a
+# conversation also asks "Which datasets were used?"
+FOLLOWUP_TURNS_BARE = ["What are the main limitations?", "Which datasets and benchmarks were used?",
+                       "How does the method compare with earlier work?", "What problem is being solved?"]
+FOLLOWUP_TURNS_BARE_ZH = ["主要局限是什么？", "用了哪些数据集和基准？", "和之前的方法相比怎么样？", "要解决什么问题？"]
 
 Ask = Callable[[str], str]  # a prompt -> the model's reply
 
@@ -214,7 +220,8 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     """The questions (see the module docstring); deterministic for a seed, a corpus and a model. `mix`: the share
     of each kind (MIX unless given; {"followup": 1.0} makes conversations only)."""
     rng = random.Random(seed)
-    frames = random.Random(f"frames-{seed}")  # its own draws: the rest of a seed's set is as before frames came
+    # their own draws: the rest of a seed's set is as it was before comparisons and follow-ups had other phrasings
+    frames, phrasing = random.Random(f"frames-{seed}"), random.Random(f"followups-{seed}")
     own = rare_name_set(papers)
     by_id = {p.id: p for p in papers}
     ids, matrix = paper_vectors(snapshot)
@@ -296,7 +303,10 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
             opening = to_chinese(ask, opening) or opening
         zh = has_cjk(opening)
         turns = [{"question": opening, "gold": [paper.id]}]
-        follow = (FOLLOWUP_TURNS_ZH if zh else FOLLOWUP_TURNS)[rng.randrange(len(FOLLOWUP_TURNS))]
+        turn = rng.randrange(len(FOLLOWUP_TURNS))
+        bare = phrasing.random() < 0.5
+        follow = ((FOLLOWUP_TURNS_BARE_ZH if bare else FOLLOWUP_TURNS_ZH) if zh else
+                  (FOLLOWUP_TURNS_BARE if bare else FOLLOWUP_TURNS))[turn]
         turns.append({"question": follow, "gold": [paper.id]})
         related = [pid for pid, _ in neighbours(paper.id, COMPARE_MIN, COMPARE_MAX) if pid not in left_out]
         if related and rng.random() < 0.5:

@@ -193,12 +193,53 @@ _FOLLOWUP = re.compile(
 )
 
 
+# "the method", "the authors", "该方法", "作者": in a conversation, the paper shown
+_DEFINITE = re.compile(r"\bthe (?:method|approach|authors?|framework|technique|algorithm|results?|experiments?)\b"
+                       r"|(?:该|这个|这种|此|本)(?:方法|模型|框架|算法|工作|研究|论文)|本文|作者", re.IGNORECASE)
+# Words that name a part of any paper, not a topic: a message made only of them ("What datasets were used?", "主要结果是
+# 什么？") has no topic of its own, so it asks about the papers shown
+_PAPER_PARTS = frozenset(
+    "data dataset datasets benchmark benchmarks result results finding findings limitation limitations baseline "
+    "baselines author authors experiment experiments evaluation evaluate evaluated evaluates metric metrics code "
+    "contribution contributions main key idea ideas novelty novel weakness weaknesses strength strengths future "
+    "application applications detail details summary summarize explain used use uses using problem problems solve "
+    "solves solved method methods approach approaches performance perform performs compared compare comparison "
+    "earlier prior previous work works setting settings assumption assumptions training trained train released "
+    "release available open source accepted tell".split())
+_PARTS_ZH = re.compile(r"主要|结果|局限性?|不足|缺点|优点|贡献|实验|评测|评估|代码|方法|作者|问题|假设|指标|创新点?|性能|表现|"
+                       r"训练|细节|总结|数据集?|基准|基线|论文|文章|工作|什么|哪些|哪个|怎么样?|如何|为什么|[吗呢吧了的是有用在和与做想要能"
+                       r"还也都请其中上对比被]|解决|可以|介绍|一下|说说|讲讲|详细|更多|具体|开源|发布|接收|之前|以前|相比|其他")
+FOLLOWUP_TOPIC_FREE_WORDS = 12  # a message this short without a topic of its own asks about the papers shown
+ANTECEDENT_WORDS = 4  # content words (or two Chinese characters each) before "it" that give it something to point to
+
+
 def is_followup(question: str) -> bool:
     """A question that leans on the conversation: it refers back ("its", "the second one", "[2]", "第三篇": a
-    position among the papers shown, as `turns.referred` reads it) or is very short."""
-    if _FOLLOWUP.search(question) or ORDINAL.search(question):
+    position among the papers shown, as `turns.referred` reads it; "the method", "作者"), is very short, or names no
+    topic of its own ("What datasets were used?", "主要结果是什么？")."""
+    if ORDINAL.search(question) or any(_points_back(question, m.start()) for pattern in (_FOLLOWUP, _DEFINITE)
+                                       for m in pattern.finditer(question)):
         return True
-    return len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question)
+    if len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question):
+        return True
+    return not _topic(question) and len(latin_words(question)) + han_characters(question) / 2 <= FOLLOWUP_TOPIC_FREE_WORDS
+
+
+def _points_back(question: str, at: int) -> bool:
+    """Whether "it"/"the method"/"它" at `at` points back to the conversation, not to what the message itself named
+    before it ("What is the proposed method for X, and how does it handle Y?")."""
+    before = question[:at]
+    return len(content_words(before)) + han_characters(before) / 2 < ANTECEDENT_WORDS
+
+
+def _topic(question: str) -> bool:
+    """Whether the message names something of its own to search for: an English word that is not a part of every
+    paper, or Chinese characters left after the glossary's terms and such words are taken out."""
+    glossed = gloss(question) if has_cjk(question) else None
+    english = f"{question} {glossed.english}" if glossed else question
+    if any(w not in _PAPER_PARTS for w in content_words(english) if not has_cjk(w)):
+        return True
+    return bool(glossed) and han_characters(_PARTS_ZH.sub("", glossed.unknown)) >= 2
 
 
 # -- constraints stated in the question ---------------------------------------------------------------

@@ -7,10 +7,11 @@ import numpy as np
 
 from rag.corpus.papers import Paper, load_file
 from rag.eval.evaluate import load_questions
-from rag.eval.generate import (absent, describe, in_chinese, keeps_content, make_set, names_the_paper, rare_name_set,
+from rag.eval.generate import (FOLLOWUP_TURNS, FOLLOWUP_TURNS_BARE, FOLLOWUP_TURNS_BARE_ZH, FOLLOWUP_TURNS_ZH, absent,
+                                describe, in_chinese, keeps_content, make_set, names_the_paper, rare_name_set,
                                 to_chinese, write_set)
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
-from rag.question.router import descriptions
+from rag.question.router import descriptions, is_followup
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
 
@@ -164,3 +165,7 @@ def test_a_set_of_one_kind_holds_only_that_kind():
     made = make_set(papers, snap, scripted, seed=3, n=12, mix={"followup": 1.0})
     assert {q["generated"] for q in made.questions} == {"followup"} and len(made.questions) == 12
     assert made.left_out == [] and all(len(q["turns"]) >= 2 for q in made.questions)
+    # the second turns come with and without a word that points back, and the router reads both as follow-ups
+    second = [q["turns"][1]["question"] for q in made.questions]
+    assert set(second) & set(FOLLOWUP_TURNS + FOLLOWUP_TURNS_ZH) and set(second) & set(FOLLOWUP_TURNS_BARE + FOLLOWUP_TURNS_BARE_ZH)
+    assert all(is_followup(text) for text in second)

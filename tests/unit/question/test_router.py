@@ -98,6 +98,25 @@ def test_a_position_among_the_papers_shown_is_a_followup(message):
     assert is_followup(message) and route(message, shown).followup
 
 
+@pytest.mark.parametrize("message, followup", [
+    # no word that points back, but "the method", "the authors", "作者", "该方法", or no topic of its own
+    ("Does the method need labeled data?", True), ("Which benchmark did the authors evaluate on?", True),
+    ("What datasets were used?", True), ("What were the main results?", True), ("主要结果是什么？", True),
+    ("作者用了哪些数据集？", True), ("这个方法需要标注数据吗？", True), ("实验结果如何？", True),
+    # a topic of its own starts a new search
+    ("Which papers study KV cache eviction for long prompts?", False), ("What are the main results on ImageNet?", False),
+    ("扩散模型有哪些论文？", False), ("灯塔维护有哪些论文？", False),  # a Chinese topic the glossary lacks is a topic too
+    ("What is the proposed method for modeling single-cell perturbation data?", False),
+    # "it" after the message's own topic points to that topic, not back to the conversation
+    ("What method captures human performance from a monocular RGB stream, and how does it handle occlusion?", False),
+    ("How does its memory cost compare with FlashAttention?", True),
+    ("Compared with LookaheadKV, how does it handle long prompts?", True),
+])
+def test_a_message_about_the_papers_shown_is_a_followup_without_a_pronoun(message, followup):
+    shown = [Exchange("KV cache?", "A [1]. B [2].", ("A", "B"), ("a", "b"))]
+    assert is_followup(message) is followup and route(message, shown).followup is followup
+
+
 def test_compare_the_pinned_papers_compares_exactly_them():
     pins = ("A1", "B2", "C3")
     intent = route("compare the pinned papers", pinned=pins)

@@ -33,7 +33,8 @@ def new_topics(conversations: list[dict]) -> list[dict]:
     out = []
     for one, other in zip(conversations, conversations[1:] + conversations[:1]):
         turns = [one["turns"][0], other["turns"][0]]
-        out.append({**one, "qid": one["qid"] + "-N", "turns": turns, "gold": sorted({g for t in turns for g in t["gold"]}),
+        out.append({**one, "qid": one["qid"] + "-N", "turns": turns,
+                    "gold": sorted({g for t in turns for g in t["gold"]}),
                     "lang": "zh" if "zh" in (one["lang"], other["lang"]) else "en",
                     "note": f"the opening of {other['qid']} asked after the opening of {one['qid']}"})
     return out

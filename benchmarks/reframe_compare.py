@@ -56,7 +56,8 @@ def main() -> None:
         out = [reframed(q, rng.randrange(len(GEN_COMPARE_FRAMES))) for q in rows]
     Path(args.out).write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in out), encoding="utf-8")
     frames = collections.Counter((q["lang"], q.get("frame", "unchanged")) for q in out if q.get("kind") == "compare")
-    print(f"{len(out)} questions written to {args.out}; comparisons by (language, phrasing): {dict(sorted(frames.items(), key=str))}")
+    print(f"{len(out)} questions written to {args.out}; comparisons by (language, phrasing): "
+          f"{dict(sorted(frames.items(), key=str))}")
 
 
 if __name__ == "__main__":

@@ -222,7 +222,8 @@ def is_followup(question: str) -> bool:
         return True
     if len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question):
         return True
-    return not _topic(question) and len(latin_words(question)) + han_characters(question) / 2 <= FOLLOWUP_TOPIC_FREE_WORDS
+    size = len(latin_words(question)) + han_characters(question) / 2
+    return not _topic(question) and size <= FOLLOWUP_TOPIC_FREE_WORDS
 
 
 def _points_back(question: str, at: int) -> bool:
@@ -258,8 +259,8 @@ _WITHDRAWN = re.compile(r"\bwithdrawn (?:papers?|submissions?|ones|works?)\b|\b(
 
 def stated_filters(question: str, known_areas: Sequence[str] = ()) -> Filters:
     """Metadata constraints stated in the question: "accepted", "oral", "poster", "rejected", "withdrawn", "in the X
-    area" (and their Chinese words). An area counts only if it is one of `known_areas` (case-insensitive): a misread area would
-    otherwise filter every paper out."""
+    area" (and their Chinese words). An area counts only if it is one of `known_areas` (case-insensitive): a
+    misread area would otherwise filter every paper out."""
     text = question.lower()
     if _WITHDRAWN.search(text):
         statuses = STATUS_GROUPS["Withdrawn"]

@@ -167,5 +167,6 @@ def test_a_set_of_one_kind_holds_only_that_kind():
     assert made.left_out == [] and all(len(q["turns"]) >= 2 for q in made.questions)
     # the second turns come with and without a word that points back, and the router reads both as follow-ups
     second = [q["turns"][1]["question"] for q in made.questions]
-    assert set(second) & set(FOLLOWUP_TURNS + FOLLOWUP_TURNS_ZH) and set(second) & set(FOLLOWUP_TURNS_BARE + FOLLOWUP_TURNS_BARE_ZH)
+    assert set(second) & set(FOLLOWUP_TURNS + FOLLOWUP_TURNS_ZH)
+    assert set(second) & set(FOLLOWUP_TURNS_BARE + FOLLOWUP_TURNS_BARE_ZH)
     assert all(is_followup(text) for text in second)

@@ -104,7 +104,8 @@ def test_a_position_among_the_papers_shown_is_a_followup(message):
     ("What datasets were used?", True), ("What were the main results?", True), ("主要结果是什么？", True),
     ("作者用了哪些数据集？", True), ("这个方法需要标注数据吗？", True), ("实验结果如何？", True),
     # a topic of its own starts a new search
-    ("Which papers study KV cache eviction for long prompts?", False), ("What are the main results on ImageNet?", False),
+    ("Which papers study KV cache eviction for long prompts?", False),
+    ("What are the main results on ImageNet?", False),
     ("扩散模型有哪些论文？", False), ("灯塔维护有哪些论文？", False),  # a Chinese topic the glossary lacks is a topic too
     ("What is the proposed method for modeling single-cell perturbation data?", False),
     # "it" after the message's own topic points to that topic, not back to the conversation

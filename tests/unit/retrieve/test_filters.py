@@ -74,9 +74,11 @@ def test_every_status_group_is_a_set_of_real_statuses():
     ("Which rejected submissions tried to remove positional embeddings?", "Not accepted"),
     ("Which papers were not accepted but studied Mamba?", "Not accepted"),
     ("未被接收的论文中有研究扩散模型的吗？", "Not accepted"), ("有哪些被拒的关于KV缓存压缩的论文？", "Not accepted"),
-    ("Which withdrawn papers studied test-time scaling?", "Withdrawn"), ("Papers on graph transformers that were withdrawn?", "Withdrawn"),
+    ("Which withdrawn papers studied test-time scaling?", "Withdrawn"),
+    ("Papers on graph transformers that were withdrawn?", "Withdrawn"),
     # a topic, not a paper's fate
-    ("How do DPO variants weight rejected responses?", None), ("How do rejection sampling methods improve reasoning?", None),
+    ("How do DPO variants weight rejected responses?", None),
+    ("How do rejection sampling methods improve reasoning?", None),
     ("DPO中被拒绝的回答如何加权？", None),
 ])
 def test_a_question_about_rejected_or_withdrawn_papers_is_filtered_to_them(question, group):

@@ -344,7 +344,9 @@ class Pipeline:
         # the model's standalone English query when there is one (a translation, a follow-up with "it" resolved),
         # else the question as written (a foreign one by its glossary terms)
         rewritten = query.rewritten and language(query.text) == "en"
-        english = [query.text] if rewritten else [intent.english] if intent.foreign else [intent.question]
+        # (an English question's `english` is the question without the words its status filter took: without_fate)
+        own = intent.english if intent.foreign or intent.lang == "en" else intent.question
+        english = [query.text] if rewritten else [own]
         text = english[0] or query.text
 
         def nearest() -> list[tuple[str, float]]:  # the dense search's top papers, under the same filters

@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from rag.prompts import (COMPARE_DESCRIBED, REWRITE_HISTORY_TEMPLATE, REWRITE_SYSTEM_PROMPT, REWRITE_TEMPLATE,
                          TRANSLATE_DESCRIPTION, TRANSLATE_QUESTION)
-from rag.question.router import Intent, Kind, descriptions
+from rag.question.router import Intent, Kind, descriptions, without_fate
 from rag.question.turns import Exchange, referred
 from rag.text import english_only, language, states_absence
 
@@ -137,6 +137,7 @@ def rewrite_query(intent: Intent, history: Sequence[Exchange], llm: BaseChatMode
     kept = referred_papers(intent, history)
 
     def query(text: str, rewritten: bool, why: str, also: tuple[str, ...] = ()) -> Query:
+        text = without_fate(text)  # a translation says "rejected papers" too: the status filter holds it
         return Query(text, rewritten, why, also, kept, described_papers(intent, text))
 
     if not reason or llm is None:

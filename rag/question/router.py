@@ -250,11 +250,18 @@ _AREA = re.compile(r"""(?:['‘"“]([^'’"”]{3,120})['’"”]|\bin the ([a-
 
 # A paper's fate, not a topic: "rejected papers", "were rejected" (not DPO's "rejected responses", "rejection sampling")
 _PAPER_ZH_WORD = r"[^，。？?]{0,30}?(?:论文|投稿|文章|工作)"
-_NOT_ACCEPTED = re.compile(r"\b(?:desk[- ])?rejected (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) "
-                           r"(?:desk[- ])?rejected\b|\bnot (?:been )?accepted\b|拒稿|(?:未|没有?)被(?:接收|录用|接受)|被拒(?:稿)?的"
-                           + _PAPER_ZH_WORD)
-_WITHDRAWN = re.compile(r"\bwithdrawn (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) withdrawn\b"
-                        r"|\bwithdrew\b|撤稿|撤回的" + _PAPER_ZH_WORD + r"|被撤回")
+_NOT_ACCEPTED_EN = (r"\b(?:desk[- ])?rejected (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) "
+                    r"(?:desk[- ])?rejected\b|\bnot (?:been )?accepted\b")
+_WITHDRAWN_EN = r"\bwithdrawn (?:papers?|submissions?|ones|works?)\b|\b(?:were|was|got|been|be) withdrawn\b|\bwithdrew\b"
+_NOT_ACCEPTED = re.compile(_NOT_ACCEPTED_EN + r"|拒稿|(?:未|没有?)被(?:接收|录用|接受)|被拒(?:稿)?的" + _PAPER_ZH_WORD, re.IGNORECASE)
+_WITHDRAWN = re.compile(_WITHDRAWN_EN + r"|撤稿|撤回的" + _PAPER_ZH_WORD + r"|被撤回", re.IGNORECASE)
+_FATE_EN = re.compile(rf"{_NOT_ACCEPTED_EN}|{_WITHDRAWN_EN}", re.IGNORECASE)
+
+
+def without_fate(text: str) -> str:
+    """English search text without the words that state a paper's fate ("rejected submissions", "were withdrawn"):
+    they are a status filter (stated_filters), and searched as words they found papers about peer review."""
+    return " ".join(_FATE_EN.sub(" ", text).split())
 
 
 def stated_filters(question: str, known_areas: Sequence[str] = ()) -> Filters:
@@ -305,7 +312,7 @@ def route(question: str, history: Sequence[object] = (), pinned: Sequence[str] =
     the index; `translate`: a model call for Chinese terms the glossary lacks (asked only by count questions,
     whose topic must be English to be matched against the abstracts)."""
     lang = language(question)
-    english = english_of(question) if lang != "en" else question
+    english = english_of(question) if lang != "en" else without_fate(question)
     base = Intent(question, lang=lang, followup=bool(history) and is_followup(question), has_history=bool(history),
                   names=tuple(coined_names(question)), filters=stated_filters(question, known_areas), english=english)
     counted = (parse_aggregate_zh(question, lambda topic: english_of(topic, translate)) if lang == "zh"

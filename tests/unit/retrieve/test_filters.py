@@ -2,6 +2,7 @@
 must admit exactly the same papers, and a question's stated constraints narrow the user's choices."""
 
 import itertools
+import re
 
 import pytest
 from langchain_core.documents import Document
@@ -12,7 +13,7 @@ from rag.index.chunking import paper_metadata
 from rag.index.lexical import LexicalIndex
 from rag.index.store import PaperIndex, make_client
 from rag.offline import prime_tiktoken
-from rag.question.router import stated_filters
+from rag.question.router import route, stated_filters
 from rag.retrieve.filters import STATUS_GROUPS, Filters
 from rag.settings import Settings
 from tests.fakes import WordHashEmbeddings
@@ -83,3 +84,8 @@ def test_every_status_group_is_a_set_of_real_statuses():
 ])
 def test_a_question_about_rejected_or_withdrawn_papers_is_filtered_to_them(question, group):
     assert stated_filters(question).statuses == (STATUS_GROUPS[group] if group else ())
+    # the words that became the filter are not searched (they found papers about peer review); a topic's are
+    searched = route(question).english
+    assert not re.search(r"\b(?:rejected submissions|were withdrawn|withdrawn papers|not accepted)\b", searched)
+    if "DPO variants" in question:
+        assert searched == question

@@ -153,6 +153,12 @@ class RetrievalSettings(_Group):
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant: 1/(rrf_k + rank) per list.")
     lexical_weight: float = Field(1.0, ge=0.0, description="Weight of the BM25 list in the fusion (vectors: 1).")
+    words_weight: float = Field(
+        0.5, ge=0.0, description="Re-orders the first `words_pool` papers found for a question (or for each paper a "
+        "comparison describes): rrf_k / (rrf_k + place) plus this weight x the share of its words the paper's title "
+        "and abstract hold. 0 keeps the fused order (benchmarks/README.md, issue 20)."
+    )
+    words_pool: int = Field(10, ge=1, le=50, description="How many of the first papers `words_weight` re-orders.")
     rewrite: Literal["auto", "off"] = Field(
         "auto", description="`auto`: the chat model rewrites follow-ups and non-English questions into one "
         "standalone English query before searching. `off`: search the question as written."

@@ -14,9 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.retrieve.search import Source
-from rag.text import coined_names, content_words, introduced_names, share_held, short_name, split_sentences, \
-    word_set
+from rag.retrieve.search import Source, words_held
+from rag.text import coined_names, introduced_names, short_name, split_sentences
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
@@ -65,12 +64,7 @@ def _by_description(described: Sequence[str], sources: Sequence[Source], count: 
     """The best-matching paper for each description of "the one that X ... the one that Y"."""
     picked: list[Source] = []
     for part in described[:count]:
-        words = content_words(part)
-        scored = []
-        for s in sources:
-            if s in picked:
-                continue
-            scored.append((share_held(words, word_set(f"{s.paper.title} {s.paper.abstract}")), -s.n, s))
+        scored = [(words_held(part, s.paper), -s.n, s) for s in sources if s not in picked]
         if scored:
             picked.append(max(scored, key=lambda t: t[:2])[2])
     return picked

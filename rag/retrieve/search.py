@@ -20,7 +20,7 @@ from rag.index.store import PaperIndex
 from rag.retrieve.filters import Filters
 from rag.retrieve.passages import Terms, focus
 from rag.settings import RetrievalSettings
-from rag.text import language, openreview_url
+from rag.text import content_words, language, openreview_url, share_held, word_set
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,30 @@ def ranked_papers(hits: Sequence[tuple[Document, float]], k: int | None = None) 
     return best
 
 
+def words_held(text: str, paper: Paper) -> float:
+    """The share of a text's content words that the paper's title and abstract hold."""
+    return share_held(content_words(text), word_set(f"{paper.title} {paper.abstract}"))
+
+
+def by_words(text: str, ranked: Sequence[str], records: dict[str, Paper], settings: RetrievalSettings) -> list[str]:
+    """`ranked` (paper ids, best first) with its first `settings.words_pool` re-ordered by how many of `text`'s words
+    each paper holds: rrf_k / (rrf_k + place) + words_weight x the share (a paper not in `records` holds none).
+
+    A question or a description is worded after what it asks for ("the one that evicts KV cache entries by looking
+    ahead"); the fused search ranks by similarity and by a few rare words, so a paper that holds all of a vague
+    description's words could rank 3rd to 10th, out of the sources (benchmarks/README.md, issue 20)."""
+    pool = list(ranked[:settings.words_pool])
+    if not settings.words_weight or not text:
+        return list(ranked)
+
+    def score(place: int) -> float:
+        paper = records.get(pool[place])
+        held = words_held(text, paper) if paper else 0.0
+        return settings.rrf_k / (settings.rrf_k + place) + settings.words_weight * held
+
+    return [pool[i] for i in sorted(range(len(pool)), key=score, reverse=True)] + list(ranked[settings.words_pool:])
+
+
 def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: RetrievalSettings,
              filters: Filters | None = None, k: int | None = None, terms: Terms | None = None,
              referred: Sequence[str] = (), described: Sequence[str] = ()) -> list[Source]:
@@ -113,7 +137,8 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     and fused. `described` (a comparison's descriptions of its papers, "the paper that X", "the one that Y") are
     searched one by one, each with the whole question's papers fused in at WHOLE_QUESTION_WEIGHT, and their papers
     come first, taking turns (each description's best, then each one's second, ...): searched as one text, the
-    paper of the vaguer description fell out of the top k.
+    paper of the vaguer description fell out of the top k. The first papers of each list (the question's, or each
+    description's) are re-ordered by the words they hold (`by_words`).
     `referred` (the papers of an earlier turn a follow-up points back to, most likely first) is fused
     with the papers found as one more ranked list of equal weight: what the user saw stays in reach of "its
     limitations" even when the rewritten query drifted (benchmarks/README.md)."""
@@ -123,16 +148,25 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
     fetch_k = max(settings.fetch_k, k)
     runs = [search_chunks(index, q, settings, filters, fetch_k) for q in queries]
     hits = runs[0] if len(runs) == 1 else fuse([(1.0, [doc for doc, _ in run]) for run in runs], settings.rrf_k)
-    best = ranked_papers(hits, None if referred or described else k)
+    best = ranked_papers(hits, None if referred or described else max(k, settings.words_pool))
+    pool = settings.words_pool if settings.words_weight else 0
     if described:
         found = [ranked_papers(search_chunks(index, d, settings, filters, fetch_k)) for d in described]
         scores = {pid: score for ranked in reversed(found) for pid, score in ranked.items()} | best
         # each description's papers, with the whole question's at a lower weight: the context they share
-        each = [list(rank_fusion([(1.0, list(ranked)), (WHOLE_QUESTION_WEIGHT, list(best))], settings.rrf_k))[:k]
-                for ranked in found]
+        fused = [list(rank_fusion([(1.0, list(ranked)), (WHOLE_QUESTION_WEIGHT, list(best))], settings.rrf_k))
+                 for ranked in found]
+        records = index.get_papers(list(dict.fromkeys(pid for ranked in fused for pid in ranked[:pool])))
+        each = [by_words(d, ranked, records, settings)[:k] for d, ranked in zip(described, fused)]
         turns = [pid for rank in zip_longest(*each) for pid in rank if pid is not None]
         best = {pid: scores[pid] for pid in list(dict.fromkeys([*turns, *best]))[:None if referred else k]}
-    records = index.get_papers(list(referred))  # read once: for the filters now, for the sources below
+    else:
+        records = index.get_papers(list(best)[:pool])
+        # the words of the main query (a follow-up's standalone rewrite), not of the others fused with it
+        english = next((q for q in queries if language(q) == "en"), "")
+        best = {pid: best[pid] for pid in by_words(english, list(best), records, settings)[:None if referred else k]}
+    # read once: for the filters now, for the sources below
+    records.update(index.get_papers([pid for pid in dict.fromkeys(referred) if pid not in records]))
     if referred:
         kept = [pid for pid in dict.fromkeys(referred) if pid in records and filters.admits(records[pid])]
         best = dict(list(rank_fusion([(1.0, list(best)), (1.0, kept)], settings.rrf_k).items())[:k])

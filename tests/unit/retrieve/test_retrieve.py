@@ -107,3 +107,43 @@ def test_a_comparison_that_describes_its_papers_finds_the_best_paper_for_each_de
     # under a filter, only what it admits
     llms = retrieve(index, question, s.retrieval, Filters(primary_areas=("llms",)), described=parts)
     assert len(llms) == 2 and all(p.paper.id.startswith("Cache") for p in llms)
+
+
+def test_a_description_moves_up_the_paper_that_holds_its_words():
+    from rag.retrieve.search import by_words
+    from rag.settings import RetrievalSettings
+
+    def paper(pid, abstract):
+        return Paper(id=pid, title=pid, abstract=abstract, status="Poster", primary_area="llms")
+
+    settings = RetrievalSettings(words_pool=10, words_weight=0.5)
+    description = "proposes a reasoning-oriented training pipeline for generative reward models"
+    records = {"Vague00001": paper("Vague00001", "A reward model for alignment."),
+               "Other00001": paper("Other00001", "Reward models trained with preference data."),
+               "Gold000001": paper("Gold000001", "We propose a reasoning-oriented training pipeline that makes "
+                                                 "generative reward models think before they judge.")}
+    ranked = ["Vague00001", "Other00001", "Gold000001"]
+    assert by_words(description, ranked, records, settings)[0] == "Gold000001"
+    # weight 0 keeps the search's order; so do equal shares; a paper past the pool keeps its place
+    assert by_words(description, ranked, records, RetrievalSettings(words_weight=0)) == ranked
+    same = {pid: paper(pid, "Unrelated text.") for pid in ranked}
+    assert by_words(description, ranked, same, settings) == ranked
+    far = [f"Pad{i:07d}" for i in range(10)] + ["Gold000001"]
+    assert by_words(description, far, records, settings) == far
+    # an unread paper holds nothing, so one that holds the words passes it
+    assert by_words(description, ["Unread0001", "Gold000001"], records, settings) == ["Gold000001", "Unread0001"]
+
+
+def test_the_question_s_words_reorder_its_first_papers(index):
+    from rag.retrieve.search import words_held
+
+    settings = index.settings.retrieval
+    query = "keys and values stored in the cache with rotary positions"
+    plain = retrieve(index, query, settings.model_copy(update={"words_weight": 0.0}), k=4)
+    worded = [s.paper.id for s in retrieve(index, query, settings.model_copy(update={"words_weight": 5.0}), k=4)]
+    # a large weight orders by the share of the question's words each paper holds, the search's order breaking ties
+    held = {s.paper.id: words_held(query, s.paper) for s in plain}
+    assert worded == sorted(held, key=lambda pid: -held[pid])
+    # "rotary positions" brings the rotary paper second; the graph paper holds more of the words: keys, values, cache
+    assert [s.paper.id for s in plain][:3] == ["Many000001", "Rope000001", "Graph00001"]
+    assert worded[:3] == ["Many000001", "Graph00001", "Rope000001"]

@@ -117,9 +117,9 @@ def by_words(text: str, ranked: Sequence[str], records: dict[str, Paper], settin
     A question or a description is worded after what it asks for ("the one that evicts KV cache entries by looking
     ahead"); the fused search ranks by similarity and by a few rare words, so a paper that holds all of a vague
     description's words could rank 3rd to 10th, out of the sources (benchmarks/README.md, issue 20)."""
-    pool = list(ranked[:settings.words_pool])
     if not settings.words_weight or not text:
         return list(ranked)
+    pool = list(ranked[:settings.words_pool])
 
     def score(place: int) -> float:
         paper = records.get(pool[place])

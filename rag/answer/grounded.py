@@ -3,6 +3,7 @@ code then cleans its citations and checks every sentence against what it cites (
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from langchain_core.language_models import BaseChatModel
@@ -46,7 +47,7 @@ from rag.prompts import (
 from rag.question.router import Intent, Kind
 from rag.question.turns import HistoryItem, exchanges
 from rag.retrieve.search import Source
-from rag.text import content_words, split_sentences, states_absence, without_citations
+from rag.text import content_words, han_characters, split_sentences, states_absence, without_citations
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -213,12 +214,18 @@ def without_unfinished(prose: str) -> str:
 
 
 def only_titles(prose: str, sources: Sequence[Source]) -> bool:
-    """Is the model's text nothing but the papers' titles (and numbering), with no sentence about them?"""
+    """Is the model's text nothing but the papers' titles (and numbering), with no sentence about them? A title
+    is found as written, or as the model copies a source's header ("[n] Title (Status)", SOURCE_TEMPLATE) with
+    the title in its own words: whatever stands before a "(Poster)" on its line, after the last full stop."""
     rest, named = without_citations(prose).lower(), 0
     for s in sorted(sources, key=lambda s: -len(s.paper.title)):
         named += rest.count(s.paper.title.lower())
         rest = rest.replace(s.paper.title.lower(), " ")
-    return named > 0 and len(content_words(rest)) < MIN_SUMMARY_WORDS
+    statuses = {(s.paper.status or "status unknown").lower() for s in sources}
+    header = re.compile(r"[^.。\n]*\((?:%s)\)" % "|".join(map(re.escape, sorted(statuses, key=len, reverse=True))))
+    rest, echoed = header.subn(" ", rest)
+    # a run of Chinese characters is one "word" to content_words: count about two characters a word
+    return named + echoed > 0 and len(content_words(rest)) < MIN_SUMMARY_WORDS and han_characters(rest) < 2 * MIN_SUMMARY_WORDS
 
 
 def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> list[BaseMessage]:

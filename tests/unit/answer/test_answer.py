@@ -171,6 +171,21 @@ def test_a_list_of_titles_is_not_accepted_as_an_answer():
     assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation, not the list's
 
 
+@pytest.mark.parametrize("said, listed", [
+    # the sources' headers copied, one title in the model's own words: still a list of titles
+    ("[1] Dropping Positional Embeddings (Poster) Removing the Position Encodings of LMs after Pretraining (Poster)",
+     True),
+    ("1. LookaheadKV (Poster)\n2. Positional embeddings dropped after training (Poster)", True),
+    # a sentence about the papers is an answer, with or without a header's status in it
+    ("LookaheadKV (Poster) evicts KV cache entries by glimpsing at the future response [2].", False),
+    ("DroPE removes positional embeddings after pretraining, which extends the context [1].", False),
+    ("[1] Dropping Positional Embeddings (Poster)：在预训练后去掉位置编码，从而扩展上下文。", False),
+])
+def test_the_sources_headers_copied_with_a_title_reworded_are_still_a_list_of_titles(said, listed):
+    from rag.answer.grounded import only_titles
+    assert only_titles(said, SOURCES) is listed
+
+
 def test_a_model_that_repeats_itself_is_stopped_and_one_copy_is_kept():
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk

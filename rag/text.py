@@ -48,6 +48,18 @@ def query_terms(text: str) -> list[str]:
     return content_words(text)[:MAX_QUERY_TERMS]
 
 
+def joined(text: str) -> dict[str, tuple[str, ...]]:
+    """Each hyphenated word of `text` written as one ("meta-cognition" -> "metacognition"), with its parts: the
+    same word is written both ways ("fine-tuning" and "finetuning", "multi-modal" and "multimodal")."""
+    return {w.replace("-", ""): tuple(w.split("-")) for w in words(text, hyphens=True) if "-" in w}
+
+
+def search_terms(text: str) -> list[str]:
+    """What the lexical index looks for: the query's terms and its hyphenated words written as one (FTS5 splits
+    "fine-tuning" at the hyphen, so it would never find "finetuning"), at most 2 x MAX_QUERY_TERMS."""
+    return list(dict.fromkeys([*query_terms(text), *list(joined(text))[:MAX_QUERY_TERMS]]))
+
+
 def stem(word: str) -> str:
     """A light English stem, enough to match "hives" with "hive" and "timetables" with "timetable"."""
     for suffix in ("ies", "es", "s", "ing", "ed"):
@@ -58,14 +70,23 @@ def stem(word: str) -> str:
 
 @lru_cache(maxsize=1024)
 def word_set(text: str) -> frozenset[str]:
-    """Content words of `text` and their stems. Cached: every check of an answer reads the same abstracts."""
-    found = content_words(text)
+    """Content words of `text` (a hyphenated one also written as one, `joined`) and their stems. Cached: every check
+    of an answer reads the same abstracts."""
+    found = content_words(text) + list(joined(text))
     return frozenset({stem(w) for w in found} | set(found))
 
 
 def share_held(needed: Sequence[str], have: frozenset[str]) -> float:
     """The share of `needed` words found (as written or stemmed) in `have`, a `word_set`."""
     return sum(1 for w in needed if w in have or stem(w) in have) / len(needed) if needed else 0.0
+
+
+def text_held(text: str, have: frozenset[str]) -> float:
+    """The share of `text`'s content words found in `have` (a `word_set`), where the parts of a hyphenated word
+    count as found when `have` holds them written as one ("meta-cognition" in `text`, "metacognition" in `have`)."""
+    parts = {part for one, split in joined(text).items() if one in have or stem(one) in have for part in split}
+    needed = content_words(text)
+    return sum(1 for w in needed if w in parts or w in have or stem(w) in have) / len(needed) if needed else 0.0
 
 
 def latin_words(text: str) -> list[str]:

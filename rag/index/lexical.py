@@ -18,7 +18,7 @@ from langchain_core.documents import Document
 
 from rag.index.chunking import body_of
 from rag.retrieve.filters import Filters
-from rag.text import query_terms
+from rag.text import search_terms
 
 SCHEMA = 3  # PRAGMA user_version of the file layout below
 
@@ -116,7 +116,7 @@ class LexicalIndex:
                title_weight: float = 2.0) -> list[tuple[str, str, str, str, float]]:
         """The k best chunks as (chunk id, paper id, title, body, BM25 score; higher is better), under `filters`.
         No terms, no hits."""
-        terms = query_terms(query)
+        terms = search_terms(query)
         if not terms:
             return []
         condition, params = filters.sql()

@@ -20,7 +20,7 @@ from rag.index.store import PaperIndex
 from rag.retrieve.filters import Filters
 from rag.retrieve.passages import Terms, focus
 from rag.settings import RetrievalSettings
-from rag.text import content_words, language, openreview_url, share_held, word_set
+from rag.text import language, openreview_url, text_held, word_set
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def ranked_papers(hits: Sequence[tuple[Document, float]], k: int | None = None) 
 
 def words_held(text: str, paper: Paper) -> float:
     """The share of a text's content words that the paper's title and abstract hold."""
-    return share_held(content_words(text), word_set(f"{paper.title} {paper.abstract}"))
+    return text_held(text, word_set(f"{paper.title} {paper.abstract}"))
 
 
 def by_words(text: str, ranked: Sequence[str], records: dict[str, Paper], settings: RetrievalSettings) -> list[str]:

@@ -2,8 +2,9 @@
 
 import pytest
 
-from rag.text import (content_words, coined_names, english_only, introduced_names, language, latin_words, numbers,
-                      openreview_url, query_terms, short_name, split_sentences, web_link, words)
+from rag.text import (content_words, coined_names, english_only, introduced_names, joined, language, latin_words,
+                      numbers, openreview_url, query_terms, search_terms, short_name, split_sentences, text_held,
+                      web_link, word_set, words)
 
 
 @pytest.mark.parametrize("text, lang", [
@@ -22,6 +23,18 @@ def test_words_and_terms():
     assert len(query_terms("word%d " % 1 * 10 + " ".join(f"w{i}" for i in range(100)))) == 48
     assert latin_words("用Transformer做time series预测") == ["transformer", "time", "series"]
     assert latin_words("Что такое DroPE") == ["drope"]
+
+
+def test_a_hyphenated_word_and_the_same_word_written_as_one_match_both_ways():
+    assert joined("Meta-cognition after fine-tuning") == {"metacognition": ("meta", "cognition"),
+                                                          "finetuning": ("fine", "tuning")}
+    # "meta-cognition" asked, "metacognition" written: both parts are found, the unrelated word is not
+    assert text_held("meta-cognition of agents", word_set("We measure metacognition in LLMs.")) == 2 / 3
+    assert text_held("metacognition", word_set("A study of meta-cognition.")) == 1.0
+    assert text_held("meta-cognition", word_set("A meta-analysis of cognition.")) == 1.0  # both parts, as before
+    assert text_held("meta-cognition", word_set("A study of recognition.")) == 0.0
+    assert search_terms("multi-modal fine-tuning") == ["multi", "modal", "fine", "tuning", "multimodal", "finetuning"]
+    assert len(search_terms(" ".join(f"a{i}-b{i}" for i in range(1000)))) == 2 * 48
 
 
 def test_sentences_numbers_and_names():

@@ -40,6 +40,13 @@ def test_bm25_ranks_matching_words_and_applies_filters(tmp_path):
     assert lex.search("", 10) == [] and lex.search("的 是", 10) == []
 
 
+def test_a_hyphenated_query_word_finds_the_word_written_as_one(tmp_path):
+    lex = LexicalIndex(tmp_path / "lex.sqlite")
+    lex.upsert([chunk("A:0", "Metacognition in language models", "Models that know what they know."),
+                chunk("B:0", "Graph networks", "Message passing on molecules.")])
+    assert [h[0] for h in lex.search("meta-cognition", 10)] == ["A:0"]  # FTS5 alone splits it into "meta", "cognition"
+
+
 def test_upsert_replaces_and_delete_removes(tmp_path):
     lex = LexicalIndex(tmp_path / "lex.sqlite")
     lex.upsert([chunk("A:0", "Old", "alpha words")])

@@ -1,9 +1,12 @@
-"""Would a dense, sentence-level match add to the decline score? (tried on set 3; not kept: benchmarks/README.md)
+"""Would a dense, sentence-level match, or a phrase-level word match, add to the decline score? (tried on set 3; not
+kept: benchmarks/README.md)
 
 For each single-turn question of a retrieval-only eval's rows, embeds its English text and every sentence of its 4
 best papers' abstracts with the shipped embedder, and computes candidate signals: the best sentence cosine (of the 4
 papers, of the first only, the mean of the best two), and whole-abstract cosines of the top 10 (the best, the mean,
-the gap between the 1st and 2nd and between the 1st and 10th). Prints each one's AUC (answerable against
+the gap between the 1st and 2nd and between the 1st and 10th). Two word-order signals too: the share of the
+question's adjacent content-word pairs that stand side by side in a paper's title and abstract, and the longest run of
+the question's content words found in the same order (the best of the 4 papers, and the first's). Prints each one's AUC (answerable against
 unanswerable), then the share declined while keeping >= 0.95 when each is added to the score's own signals,
 5-fold cross-validated, the mean of 5 shuffles:
 
@@ -27,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decline_fit import KEPT_TARGET, fit  # noqa: E402
 from rag.answer.coverage import Signals  # noqa: E402
 from rag.models.embeddings import MiniLMEmbeddings  # noqa: E402
-from rag.text import split_sentences  # noqa: E402
+from rag.text import STOP_WORDS, split_sentences, stem, words  # noqa: E402
 
 MIN_SENTENCE_WORDS = 5
 
@@ -35,6 +38,22 @@ MIN_SENTENCE_WORDS = 5
 def unit(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-9)
+
+
+def stems(text: str) -> list[str]:
+    """The content words of `text` in order, stemmed, repeats kept."""
+    return [stem(w) for w in words(text) if len(w) > 1 and w not in STOP_WORDS]
+
+
+def in_order(question: list[str], text: str) -> tuple[float, int]:
+    """The share of the question's adjacent word pairs that `text` holds side by side, and its longest run of the
+    question's words found in the same order."""
+    found = stems(text)
+    pairs, held = set(zip(question, question[1:])), set(zip(found, found[1:]))
+    joined = f" {' '.join(found)} "
+    longest = max((end - start for start in range(len(question)) for end in range(start + 1, len(question) + 1)
+                   if f" {' '.join(question[start:end])} " in joined), default=0)
+    return (len(pairs & held) / len(pairs) if pairs else 0.0), longest
 
 
 def candidates(rows: list[dict], papers: dict[str, dict]) -> list[dict]:
@@ -48,7 +67,10 @@ def candidates(rows: list[dict], papers: dict[str, dict]) -> list[dict]:
                      if len(s.split()) >= MIN_SENTENCE_WORDS]
         cos = unit(embedder.embed_documents([s for _, s in sentences])) @ q
         ordered = sorted(whole, reverse=True)
-        out.append({"sentence_best": float(cos.max()),
+        ordered_words = [in_order(stems(row["query"]), f"{papers[i]['title']}. {papers[i]['abstract']}") for i in ids[:4]]
+        out.append({"pairs_best": max(p for p, _ in ordered_words), "pairs_first": ordered_words[0][0],
+                    "run_best": float(max(r for _, r in ordered_words)), "run_first": float(ordered_words[0][1]),
+                    "sentence_best": float(cos.max()),
                     "sentence_best_first": float(max(c for (r, _), c in zip(sentences, cos) if r == 0)),
                     "sentence_best_two": float(np.mean(sorted(cos)[-2:])),
                     "abstract_best": float(ordered[0]), "abstract_mean10": float(np.mean(whole)),

@@ -303,7 +303,8 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
             yield closest
         yield Answer(question, prose, sources, [], citations.dropped, refusal="model", kind=kind)
         return
-    if lead and only_titles(prose, shown):  # a list of titles is no summary: the quotes above are the answer
+    listed = bool(lead) and only_titles(prose, shown)
+    if listed:  # a list of titles is no summary: the quotes above are the answer
         prose = TITLES_ONLY_ZH if intent.chinese else TITLES_ONLY_EN
         cited_n = []
         yield "\n\n" + prose
@@ -312,7 +313,8 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
              for n in dict.fromkeys([*lead_n, *cited_n])]
     text = f"{lead}\n\n{prose}" if lead else prose
     yield Answer(question, text, sources, cited, citations.dropped,
-                 sentences=check_sentences(prose, shown, attributed, similarity), comparison=comparison, extract=extract,
+                 sentences=[] if listed else check_sentences(prose, shown, attributed, similarity),  # a notice, no claim
+                 comparison=comparison, extract=extract,
                  lead=lead, kind=kind, unsupported_citations=[n for n in unsupported if f"[{n}]" not in prose])
 
 

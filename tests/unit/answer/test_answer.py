@@ -168,6 +168,7 @@ def test_a_list_of_titles_is_not_accepted_as_an_answer():
     quotes = Extract((Quote(1, "DroPE removes positional embeddings after pretraining."),))
     led = answer(route("Which papers extend context?"), SOURCES, fake_chat(titles), lead=quotes.markdown(), extract=quotes)
     assert not led.refused and TITLES_ONLY_EN in led.text and led.text.startswith(quotes.markdown())
+    assert not led.sentences  # the notice is no claim to check
     assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation, not the list's
 
 

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.text import content_words, split_sentences, stem
+from rag.text import content_words, joined, split_sentences, stem, word_set
 
 # Sentences of fewer words are headings or fragments, not claims worth quoting.
 MIN_SENTENCE_WORDS = 6
@@ -20,6 +20,7 @@ class Terms:
     """A query's content words (and their stems) with an idf weight each."""
 
     weights: Mapping[str, float]
+    compounds: tuple[tuple[str, ...], ...] = ()  # the query's hyphenated words, by their content words ("key", "value")
 
     @classmethod
     def of(cls, texts: Sequence[str], frequency: Callable[[Sequence[str]], dict[str, int]] | None = None,
@@ -27,19 +28,28 @@ class Terms:
         """The words of `texts` (English query text); weighted by idf when `frequency` (chunks per term) and
         `total` (chunks in the index) are given, else all alike."""
         words = list(dict.fromkeys(w for t in texts for w in content_words(t) if not w.isdigit()))
+        compounds = tuple(dict.fromkeys(kept for t in texts for parts in joined(t).values()
+                                        if len(kept := tuple(p for p in parts if p in words)) > 1))
         if frequency is None or not total or not words:
-            return cls({w: 1.0 for w in words})
+            return cls({w: 1.0 for w in words}, compounds)
         df = frequency(words)
-        return cls({w: math.log((total + 1) / (df.get(w, 0) + 0.5)) for w in words})
+        return cls({w: math.log((total + 1) / (df.get(w, 0) + 0.5)) for w in words}, compounds)
 
     def held(self, sentence: str) -> float:
         """The share of the query's idf mass whose words the sentence holds (stems match)."""
         total = sum(self.weights.values())
         if not total:
             return 0.0
-        have = set(content_words(sentence))
-        have |= {stem(w) for w in have}
-        return sum(w for term, w in self.weights.items() if term in have or stem(term) in have) / total
+        have = word_set(sentence)
+
+        def holds(word: str) -> bool:
+            return word in have or stem(word) in have
+
+        # a part of a hyphenated query word counts only with the rest of it ("value" alone is not "key-value"), and
+        # all of them count when the sentence writes the word as one ("keyvalue")
+        whole = {p for parts in self.compounds if holds("".join(parts)) or all(map(holds, parts)) for p in parts}
+        partial = {p for parts in self.compounds for p in parts} - whole
+        return sum(w for term, w in self.weights.items() if term in whole or term not in partial and holds(term)) / total
 
     def score(self, sentence: str) -> float:
         """`held`, a little less for long sentences (a shorter one saying the same is the better quote)."""

@@ -18,3 +18,15 @@ def test_the_best_sentence_is_quoted_but_not_one_saying_where_the_code_is():
     assert got.markdown().endswith("[1]") and got.cited == [1]
     only_links = Source(2, Paper(id="B", title="T", abstract="Code is available at https://x.org/code."), 0.9)
     assert not quote([only_links], Terms.of(["code available"]))
+
+
+def test_half_of_a_hyphenated_query_word_is_not_a_match():
+    # the README's Chinese example, translated "key-value cache compression": "value prioritization" is another topic
+    terms = Terms.of(["Are there any papers on key-value cache compression?"])
+    kv = Source(1, Paper(id="A", title="KV", abstract="Transformer models rely on key–value (KV) caching to avoid "
+                                                        "redundant computation during inference."), 1.0)
+    values = Source(2, Paper(id="B", title="Values", abstract="Our work demonstrates the importance of evaluating "
+                                                              "value prioritization in models."), 0.9)
+    assert quote([kv, values], terms).cited == [1]
+    assert terms.held("We compress the keyvalue cache of long prompts.") == 0.75  # written as one: key and value held
+    assert terms.held("A key insight: value functions and caches.") == 0.5  # both parts, apart: as before

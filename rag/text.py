@@ -76,17 +76,22 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset({stem(w) for w in found} | set(found))
 
 
+def holds(have: frozenset[str], word: str) -> bool:
+    """Whether `have`, a `word_set`, holds `word` as written or stemmed."""
+    return word in have or stem(word) in have
+
+
 def share_held(needed: Sequence[str], have: frozenset[str]) -> float:
     """The share of `needed` words found (as written or stemmed) in `have`, a `word_set`."""
-    return sum(1 for w in needed if w in have or stem(w) in have) / len(needed) if needed else 0.0
+    return sum(1 for w in needed if holds(have, w)) / len(needed) if needed else 0.0
 
 
 def text_held(text: str, have: frozenset[str]) -> float:
     """The share of `text`'s content words found in `have` (a `word_set`), where the parts of a hyphenated word
     count as found when `have` holds them written as one ("meta-cognition" in `text`, "metacognition" in `have`)."""
-    parts = {part for one, split in joined(text).items() if one in have or stem(one) in have for part in split}
+    parts = {part for one, split in joined(text).items() if holds(have, one) for part in split}
     needed = content_words(text)
-    return sum(1 for w in needed if w in parts or w in have or stem(w) in have) / len(needed) if needed else 0.0
+    return sum(1 for w in needed if w in parts or holds(have, w)) / len(needed) if needed else 0.0
 
 
 def latin_words(text: str) -> list[str]:

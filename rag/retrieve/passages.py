@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.text import content_words, joined, split_sentences, stem, word_set
+from rag.text import content_words, holds, joined, split_sentences, word_set
 
 # Sentences of fewer words are headings or fragments, not claims worth quoting.
 MIN_SENTENCE_WORDS = 6
@@ -41,15 +41,13 @@ class Terms:
         if not total:
             return 0.0
         have = word_set(sentence)
-
-        def holds(word: str) -> bool:
-            return word in have or stem(word) in have
-
         # a part of a hyphenated query word counts only with the rest of it ("value" alone is not "key-value"), and
         # all of them count when the sentence writes the word as one ("keyvalue")
-        whole = {p for parts in self.compounds if holds("".join(parts)) or all(map(holds, parts)) for p in parts}
+        whole = {p for parts in self.compounds
+                 if holds(have, "".join(parts)) or all(holds(have, part) for part in parts) for p in parts}
         partial = {p for parts in self.compounds for p in parts} - whole
-        return sum(w for term, w in self.weights.items() if term in whole or term not in partial and holds(term)) / total
+        return sum(w for term, w in self.weights.items()
+                   if term in whole or term not in partial and holds(have, term)) / total
 
     def score(self, sentence: str) -> float:
         """`held`, a little less for long sentences (a shorter one saying the same is the better quote)."""

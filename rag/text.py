@@ -155,7 +155,12 @@ _ABSENT_EN = re.compile(
     r"specified|stated)\b"
     r"|\b(?:there (?:is|are) no|cannot (?:be )?(?:answer|determine|find)|unable to (?:answer|find|determine))\b",
     re.IGNORECASE)
-_ABSENT_ZH = re.compile(r"没有|并未|均未|都未|未(?:提及|提到|涉及|讨论|找到|包含|说明|报告|研究|给出)|无法|不涉及|不包含|未见|尚无")
+# As in English, a negation of existence or coverage, not any 没有 or 无法: "模型无法充分利用高质量数据" ("the model cannot
+# make full use of good data") and "该方法没有使用位置编码" are claims; "没有关于滑雪的论文", "无法从摘要中确定" are not.
+_ABSENT_ZH = re.compile(
+    r"没有[^。！？!?\n，,；;]{0,30}?(?:论文|文章|摘要|研究|工作|资料|来源|信息|提及|提到|涉及|讨论|找到|说明|描述|包含|相关)"
+    r"|并未|均未|都未|未(?:提及|提到|涉及|讨论|找到|包含|说明|报告|研究|给出)"
+    r"|无法(?:回答|确定|找到|判断|得知|得出|提供|给出|从|根据)|不涉及|不包含|未见|尚无")
 
 
 def states_absence(text: str) -> bool:

@@ -3,7 +3,7 @@
 import pytest
 
 from rag.text import (content_words, coined_names, english_only, introduced_names, joined, language, latin_words,
-                      numbers, openreview_url, query_terms, search_terms, short_name, split_sentences, text_held,
+                      numbers, openreview_url, query_terms, search_terms, short_name, split_sentences, states_absence, text_held,
                       web_link, word_set, words)
 
 
@@ -35,6 +35,18 @@ def test_a_hyphenated_word_and_the_same_word_written_as_one_match_both_ways():
     assert text_held("meta-cognition", word_set("A study of recognition.")) == 0.0
     assert search_terms("multi-modal fine-tuning") == ["multi", "modal", "fine", "tuning", "multimodal", "finetuning"]
     assert len(search_terms(" ".join(f"a{i}-b{i}" for i in range(1000)))) == 2 * 48
+
+
+@pytest.mark.parametrize("text, absent", [
+    ("没有关于滑雪的论文。", True), ("这些论文并未讨论滑雪。", True), ("无法从摘要中确定具体的样本数量。", True),
+    ("摘要没有提到具体的硬件平台。", True), ("检索到的论文无法回答这个问题。", True),
+    ("None of the papers study skiing.", True), ("The abstracts do not mention skiing.", True),
+    # claims that happen to hold a negation: not a statement that something is missing
+    ("学习率衰减使得模型在训练过程中无法充分利用高质量数据。", False), ("该方法没有使用位置编码，从而扩展了上下文。", False),
+    ("It is not only faster but also more accurate.", False),
+])
+def test_a_statement_of_absence_is_a_negation_of_existence_or_coverage_not_any_negation(text, absent):
+    assert states_absence(text) is absent
 
 
 def test_sentences_numbers_and_names():

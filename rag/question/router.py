@@ -82,6 +82,19 @@ class Intent:
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
                       r"|比较|对比(?!式|学习)|区别|异同|差异|有(?:什么|何|哪些)不同|不同之处|相比"
                       r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
+# One thing set against the usual way ("... compared to traditional attention mechanisms?", "与传统方法相比……"): a question
+# about one paper's claim, which its abstract answers, not two papers to set side by side
+_USUAL = (r"traditional|existing|conventional|standard|prior|previous|earlier|classical|classic|vanilla|baselines?|"
+          r"common|typical|current|naive|plain|popular|mainstream|state-of-the-art|sota")
+_AGAINST_USUAL = re.compile(
+    r"\b(?:compar(?:e[sd]?|ing|ison)\s+(?:[\w-]+\s+){0,6}?(?:to|with|against)|differ(?:s|ent)?\s+from|versus|vs\.?|"
+    r"relative\s+to|in\s+contrast\s+(?:to|with)|than)\s+(?:(?:the|a|an|its|their|most|many)\s+)?"
+    rf"(?:(?:{_USUAL})\b|other\s+(?:methods?|approaches|models|techniques|works?|papers|baselines|systems|algorithms)\b)"
+    r"|(?:与|和|跟|同|较|比起|相比于|对比)\s*(?:其他|传统|现有|已有|之前|以往|以前|先前|常规|标准|经典|基线|一般|普通|主流)",
+    re.IGNORECASE)
+# ... unless two papers are described ("the paper that X ... the one that Y", "one X, the other Y")
+_TWO_DESCRIBED = re.compile(r"\b(?:paper|one|work|method|approach)\s+that\b.*\b(?:one|paper|work|method|approach)\s+that\b"
+                            r"|\bone\b[^.?!]{3,300}\bthe other\b", re.IGNORECASE)
 _COUNT_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 # About the reviews themselves (a bare "weaknesses" or "scores" may mean the paper's own limitations or
 # benchmark scores; a singular "review" is usually a survey or a moderation step).
@@ -95,7 +108,11 @@ _PINNED = re.compile(r"\bpinned\b|钉选|固定的|置顶", re.IGNORECASE)
 
 
 def is_comparison(text: str) -> bool:
-    return bool(_COMPARE.search(text))
+    """Two or more papers set side by side; not one paper against the usual way ("How does it reduce the cost
+    compared to traditional attention?"), unless two papers are named or described."""
+    if not _COMPARE.search(text):
+        return False
+    return not (_AGAINST_USUAL.search(text) and len(coined_names(text)) < 2 and not _TWO_DESCRIBED.search(text))
 
 
 # Where an English comparison turns from one paper's description to the next ("..., the other ...")

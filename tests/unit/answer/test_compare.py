@@ -1,5 +1,7 @@
 """Comparison questions: which papers, one cited abstract sentence per aspect, and the answer around it."""
 
+import pytest
+
 from rag.answer.compare import NOT_STATED, build_comparison, compared_papers
 from rag.answer.grounded import answer
 from rag.question.router import Kind, compare_count, descriptions, is_comparison, route
@@ -28,6 +30,22 @@ def test_comparison_questions_are_recognised_in_both_languages():
     assert is_comparison("两篇论文都改进CLIP：一篇给出闭式解，另一篇用核均值嵌入。它们分别想解决什么问题？")
     assert is_comparison("One paper prunes experts while the other merges them: what problem does each solve?")
     assert not is_comparison("对比式学习里有没有建模条件不确定性的方法？")
+
+
+@pytest.mark.parametrize("question, compared", [
+    # one paper against the usual way: its abstract answers, there is no second paper to set beside it
+    ("What is the attention sampler and how does it reduce the cost compared to traditional attention?", False),
+    ("How does it compare with earlier methods?", False), ("Is it faster than standard attention?", False),
+    ("该方法与传统方法相比，如何发现动作空间的群结构？", False), ("它和之前的方法相比怎么样？", False),
+    # two papers named or described stay comparisons, whatever their descriptions say
+    ("How does DroPE compare with existing methods such as LookaheadKV?", True),
+    ("How does the paper that prunes experts differ from the one that merges them with conventional metrics?", True),
+    ("Compare the paper that prunes experts with the one that merges them.", True),
+    ("提出剪枝专家的论文与提出合并专家的论文有什么不同？", True),
+])
+def test_one_paper_against_the_usual_way_is_no_comparison(question, compared):
+    assert is_comparison(question) is compared
+    assert (route(question).kind is Kind.COMPARE) is compared
 
 
 def test_named_papers_come_first_then_the_best_ranked():

@@ -190,6 +190,14 @@ GEN_CLAIM_ZH = (
     "sentence, the way a Chinese researcher summarising the paper would write it. Technical terms usually written in "
     "English (model names, acronyms) may stay in English. Reply with the Chinese sentence only."
 )
+# A generated question asked again in a user's chat voice (benchmarks/chat_voice.py): the generated questions read like
+# abstracts ("What is the main challenge ... and how does the paper address it?"), and users do not type that way.
+GEN_CHAT_VOICE = (
+    "Question: {question}\n\nRewrite the question above the way a researcher would type it into a chat with a "
+    "colleague: informal, in everyday words, perhaps first saying in a few words what they noticed or want to do, or "
+    "asking whether anyone has tried it. Keep what it asks and its technical terms; add no names and no facts. "
+    "Reply with the rewritten question only, in at most 40 words."
+)
 GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English
     "Question: {text}\n\nTranslate the question above into Simplified Chinese, as a Chinese researcher would ask it. "
     "Technical terms usually written in English (model names, acronyms) may stay in English. Reply with the Chinese "

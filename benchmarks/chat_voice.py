@@ -1,10 +1,11 @@
 """Ask a generated set's single questions again in a user's chat voice, to see whether the decline score (fitted on
 the generated set's abstract-like questions) keeps questions typed the way people type them.
 
-The model rewrites each English lookup and unanswerable question (prompts.GEN_CHAT_VOICE: informal, everyday words,
-perhaps a remark first, "has anyone tried ...?"); the papers and the labels stay, so a rewritten lookup still has its
+The model rewrites each English lookup and unanswerable question (prompts.GEN_CHAT_VOICE: shorter, everyday words,
+"has anyone tried ...?", "is there a paper that ...?"); the papers and the labels stay, so a rewritten lookup still has its
 gold paper and a rewritten leave-out question is still unanswerable. A rewrite that names the paper (the generator's
-own check) or is not a question of 6-60 words is dropped. Chinese questions, comparisons and conversations are left out.
+own check), is not a question of 5-40 words, or takes under half of its content words from the question (the
+small model explained the topic by analogies) is dropped; a greeting is cut. Chinese questions, comparisons and conversations are left out.
 
     python benchmarks/chat_voice.py DIR/questions.jsonl --corpus DIR/corpus.jsonl.gz -o voice.jsonl
     PAPERCHAT_DATA_DIR=<DIR's test index> paperchat eval voice.jsonl --retrieval-only --json --rows rows.jsonl
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,14 +25,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.eval.generate import clean_line, load_for_generation, names_the_paper, rare_name_set  # noqa: E402
 from rag.prompts import GEN_CHAT_VOICE  # noqa: E402
+from rag.text import content_words, share_held, word_set  # noqa: E402
 
 KINDS = ("lookup", "unanswerable")
 
 
+GREETING = re.compile(r"^(?:hey|hi|hello)\b[^.!?]*[.!?,]\s*", re.IGNORECASE)
+OWN_WORDS = 0.5  # of a rewrite's content words, the share the question held: a rewrite that explains adds its own
+
+
 def voiced(ask, question: dict, papers: dict, rare_names: frozenset[str]) -> dict | None:
-    """`question` in a chat voice, or None when the rewrite names its paper or is not a question."""
-    text = clean_line(ask(GEN_CHAT_VOICE.format(question=question["question"])))
-    if not text.endswith("?") or not 6 <= len(text.split()) <= 60:
+    """`question` in a chat voice, or None when the rewrite names its paper, is not a question or says more than it."""
+    text = GREETING.sub("", clean_line(ask(GEN_CHAT_VOICE.format(question=question["question"]))))
+    if not text.endswith("?") or not 5 <= len(text.split()) <= 40:
+        return None
+    if share_held(content_words(text), word_set(question["question"])) < OWN_WORDS:
         return None
     written_from = [papers[pid] for pid in question.get("gold", []) if pid in papers]
     if any(names_the_paper(text, paper, rare_names) for paper in written_from):

@@ -192,11 +192,11 @@ GEN_CLAIM_ZH = (
 )
 # A generated question asked again in a user's chat voice (benchmarks/chat_voice.py): the generated questions read like
 # abstracts ("What is the main challenge ... and how does the paper address it?"), and users do not type that way.
-GEN_CHAT_VOICE = (
-    "Question: {question}\n\nRewrite the question above the way a researcher would type it into a chat with a "
-    "colleague: informal, in everyday words, perhaps first saying in a few words what they noticed or want to do, or "
-    "asking whether anyone has tried it. Keep what it asks and its technical terms; add no names and no facts. "
-    "Reply with the rewritten question only, in at most 40 words."
+GEN_CHAT_VOICE = (  # the model's first rewrites opened with "Hey there!" and explained the topic with crayons
+    "Question: {question}\n\nRewrite the question above as a researcher would type it into a chat: shorter and "
+    "informal, in plain everyday words instead of an abstract's phrasing, for example \"Has anyone tried ...?\", "
+    "\"Is there a paper that ...?\", \"What happens if you ...?\" or \"How do people ...?\". No greeting, no "
+    "analogy, no explanation; keep its technical terms. Reply with the rewritten question only, in one sentence."
 )
 GEN_TRANSLATE_ZH = (  # the instruction after the text: put first, the small model often echoed the English
     "Question: {text}\n\nTranslate the question above into Simplified Chinese, as a Chinese researcher would ask it. "

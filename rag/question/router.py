@@ -79,9 +79,10 @@ class Intent:
 
 
 # -- kinds --------------------------------------------------------------------------------------------
+_ONE_THE_OTHER = r"\bone\b[^.?!]{3,300}\bthe other\b"  # "one paper prunes experts while the other merges them"
 _COMPARE = re.compile(r"\b(?:compare[sd]?|comparison|comparing|differ(?:s|ence|ences)?|versus|vs\.?|contrast)\b"
                       r"|比较|对比(?!式|学习)|区别|异同|差异|有(?:什么|何|哪些)不同|不同之处|相比"
-                      r"|\bone\b[^.?!]{3,300}\bthe other\b|一(?:篇|种|个)[^。？！]{2,200}另一(?:篇|种|个)", re.IGNORECASE)
+                      rf"|{_ONE_THE_OTHER}|一(?:篇|种|个)[^。？！]{{2,200}}另一(?:篇|种|个)", re.IGNORECASE)
 # One thing set against the usual way ("... compared to traditional attention mechanisms?", "与传统方法相比……"): a question
 # about one paper's claim, which its abstract answers, not two papers to set side by side
 _USUAL = (r"traditional|existing|conventional|standard|prior|previous|earlier|classical|classic|vanilla|baselines?|"
@@ -94,7 +95,7 @@ _AGAINST_USUAL = re.compile(
     re.IGNORECASE)
 # ... unless two papers are described ("the paper that X ... the one that Y", "one X, the other Y")
 _TWO_DESCRIBED = re.compile(r"\b(?:paper|one|work|method|approach)\s+that\b.*\b(?:one|paper|work|method|approach)\s+that\b"
-                            r"|\bone\b[^.?!]{3,300}\bthe other\b", re.IGNORECASE)
+                            rf"|{_ONE_THE_OTHER}", re.IGNORECASE)
 _COUNT_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "两": 2, "二": 2, "三": 3, "四": 4}
 # About the reviews themselves (a bare "weaknesses" or "scores" may mean the paper's own limitations or
 # benchmark scores; a singular "review" is usually a survey or a moderation step).

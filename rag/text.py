@@ -23,7 +23,10 @@ these they this those through to too under until up very was we were what when w
 whom why will with would you your yours paper papers work works study studies propose proposes proposed
 approach approaches method methods based using use used via new novel there any anything something
 existing way ways show shows find look looking kind kinds one ones e g eg etc like
-""".split())
+""".split()) | frozenset(
+    # the frame of a question typed in a chat ("Has anyone ever tried ...", "Have you seen work on ..."), not its topic:
+    # rare in abstracts ("tried" is in 11 of 19,630), so as search terms they would outweigh the topic's own words
+    "anyone anybody someone somebody tried try trying ever looked seen heard wonder wondered wondering".split())
 
 # A word: a run of letters or digits, where CJK and other scripts part ("用Transformer做" is three words).
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

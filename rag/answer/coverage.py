@@ -29,7 +29,7 @@ RARE_SHARE = 30 / 19_657
 COMMON_WORDS = Path(__file__).with_name("common_words.txt")
 AGREEMENT_TOP = 5  # papers of each list (dense, lexical) compared for `Signals.agreement`
 # Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
-QUESTION_WORDS = frozenset("""anyone anybody someone somebody tell apart wonder wondering explain explains mean
+QUESTION_WORDS = frozenset("""tell apart explain explains mean
 oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference
 compare compared comparing comparison contrast differ differs difference differences versus vs pinned""".split())
 

@@ -25,6 +25,12 @@ def test_words_and_terms():
     assert latin_words("Что такое DroPE") == ["drope"]
 
 
+def test_the_frame_of_a_chat_question_is_not_its_topic():
+    # "tried" is in 11 of the conference's 19,630 abstracts: as a search term it would outweigh the topic
+    assert query_terms("Has anyone ever tried pruning diffusion models?") == ["pruning", "diffusion", "models"]
+    assert query_terms("Have you seen or heard of work on KV cache eviction? I wondered.") == ["kv", "cache", "eviction"]
+
+
 def test_a_hyphenated_word_and_the_same_word_written_as_one_match_both_ways():
     assert joined("Meta-cognition after fine-tuning") == {"metacognition": ("meta", "cognition"),
                                                           "finetuning": ("fine", "tuning")}

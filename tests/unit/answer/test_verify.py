@@ -62,6 +62,10 @@ def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
     assert close.answerable and close.signals.closest == 0.95
     asked = coverage(["Has anyone compressed the KV cache in oral papers?"], SOURCES, lex.document_frequency, lex.count())
     assert "anyone" not in asked.rare_terms and "oral" not in asked.rare_terms
+    # typed in a chat, the same question is held as much as written plainly
+    plain, chat = (coverage([q], SOURCES, lex.document_frequency, lex.count()).signals for q in
+                   ("Which paper drops positional embeddings?", "Has anyone ever seen a paper that drops positional embeddings?"))
+    assert chat.term_coverage == plain.term_coverage > 0 and chat.rare_coverage == plain.rare_coverage
     drope = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES,
                      lex.document_frequency, lex.count(), nearest=lambda: [("RlPVSeKjoc", 0.3)], score=RARE_WORDS)
     assert drope.answerable and drope.best_coverage >= 0.5 and not drope.missing_terms

@@ -408,8 +408,7 @@ class Pipeline:
     def _lead(self, intent: Intent, query: Query, sources: Sequence[Source]) -> tuple[str, Extract | None, Comparison | None]:
         """What code shows before the model: a comparison's table, or the best sentence of the top papers."""
         if intent.kind is Kind.COMPARE:
-            table = build_comparison([intent.question, *query.all], sources, intent.compare_count, intent.chinese,
-                                     query.described)
+            table = build_comparison([intent.question, *query.all], sources, intent.compare_count, intent.chinese)
             return (table.markdown(), None, table) if table else ("", None, None)
         extract = quote(sources, query_terms(self.index, query.all), intent.chinese)
         return extract.markdown(), (extract or None), None

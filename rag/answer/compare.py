@@ -3,9 +3,9 @@
 
 The cells are sentences of the cited paper's own abstract, picked by cue words and shortened, so each
 one is supported by construction; what an abstract does not say is written as "not stated", never
-guessed. Which papers: see `compared_papers` (named ones first, then the best match for each description
-the question gives, then the best-ranked); the rewritten query counts as naming too, since it resolves
-"the second one" against earlier turns.
+guessed. Which papers: see `compared_papers` (named ones first, then the best-ranked; for a question that
+describes its papers, the retrieval already put each description's best paper first); the rewritten query counts
+as naming too, since it resolves "the second one" against earlier turns.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.retrieve.search import Source, words_held
+from rag.retrieve.search import Source
 from rag.text import coined_names, introduced_names, short_name, split_sentences
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
@@ -60,31 +60,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def _by_description(described: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
-    """The best-matching paper for each description of "the one that X ... the one that Y"."""
-    picked: list[Source] = []
-    for part in described[:count]:
-        scored = [(words_held(part, s.paper), -s.n, s) for s in sources if s not in picked]
-        if scored:
-            picked.append(max(scored, key=lambda t: t[:2])[2])
-    return picked
-
-
-def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int,
-                    described: Sequence[str] = ()) -> list[Source]:
+def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
     """Which papers to compare, `count` in all (2-4): those named by title or short name, then by a coined
-    name they introduce ("DroPE"), then the best match for each description the question gives ("the
-    approach that X ... the one that Y"), then the best-ranked."""
+    name they introduce ("DroPE"), then the best-ranked. A question that describes its papers instead ("the
+    approach that X ... the one that Y") was searched description by description, and the sources come with
+    each description's best paper first, taking turns (rag.retrieve.search: retrieve); that order weighs each
+    paper's dense and lexical rank for its own description as well as its words. Picking by the words alone,
+    across all the sources, took a neighbour for a generic description more often (benchmarks/README.md)."""
     count = max(2, min(4, count, len(sources)))
     said = " ".join(texts)
     names = set(coined_names(said))
     by_title = [s for s in sources if short_name(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
     by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper.title, s.paper.abstract)]
     named = by_title + by_name
-    # `described`: the English descriptions the sources were searched by (rag.question.rewrite: described_papers)
-    matched = [s for s in _by_description(described, sources, count) if s not in named]
-    rest = [s for s in sources if s not in named and s not in matched]
-    return sorted((named + matched + rest)[:count], key=lambda s: s.n)
+    rest = [s for s in sorted(sources, key=lambda s: s.n) if s not in named]
+    return sorted((named + rest)[:count], key=lambda s: s.n)
 
 
 def _shorten(sentence: str) -> str:
@@ -116,11 +106,11 @@ def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
     return tuple(f"{_shorten(chosen[a])} [{source.n}]" if a in chosen else missing for a in ASPECTS)
 
 
-def build_comparison(texts: Sequence[str], sources: Sequence[Source], count: int = 2, chinese: bool = False,
-                     described: Sequence[str] = ()) -> Comparison | None:
+def build_comparison(texts: Sequence[str], sources: Sequence[Source], count: int = 2,
+                     chinese: bool = False) -> Comparison | None:
     """The table comparing `count` of the sources (None when fewer than 2 were found). `texts`: the question and
-    anything else that may name the papers (the rewritten query); `described`: its English descriptions of them."""
+    anything else that may name the papers (the rewritten query)."""
     if len(sources) < 2:
         return None
-    papers = compared_papers(texts, sources, count, described)
+    papers = compared_papers(texts, sources, count)
     return Comparison(tuple(papers), tuple(cells_for(s, chinese) for s in papers), chinese)

@@ -6,7 +6,7 @@ from rag.answer.compare import NOT_STATED, build_comparison, compared_papers
 from rag.answer.grounded import answer
 from rag.question.router import Kind, compare_count, descriptions, is_comparison, route
 from rag.corpus.papers import Paper
-from rag.retrieve.search import Source
+from rag.retrieve.search import Source, words_held
 from tests.fakes import fake_chat
 
 KV = Paper(id="RVLMGPXt2i", title="LookaheadKV: Fast and Accurate KV Cache Eviction",
@@ -98,14 +98,20 @@ def test_addressing_earlier_work_s_limitation_is_the_method_not_a_limitation():
     assert problem.startswith("Existing red-teaming") and result.startswith("STAR outperforms")
 
 
-def test_each_description_in_the_question_picks_its_own_paper_over_rank():
-    graphs = Paper(id="Gr12345678", title="Graph Diffusion", abstract="We study graph diffusion models for molecules.")
+def test_each_description_keeps_the_paper_its_own_search_ranked_first():
+    # the retrieval's turn order: the first description's best (DROPE), the second's (KV), then a neighbour that
+    # holds more of the second description's words than KV does
+    neighbour = Paper(id="Nb12345678", title="Attention for KV cache entries",
+                      abstract="We predict future attention to evict KV cache entries and compress KV cache entries.")
     question = ("How does the method that removes positional embeddings after pretraining differ from the one that "
                 "predicts future attention to evict KV cache entries?")
-    ranked = [Source(1, graphs, 0.9, ()), Source(2, OTHER, 0.8, ()), Source(3, DROPE, 0.7, ()), Source(4, KV, 0.6, ())]
-    picked = compared_papers([question], ranked, 2, descriptions(question))
-    assert [s.paper.id for s in picked] == ["RlPVSeKjoc", "RVLMGPXt2i"]
-    assert [s.paper.id for s in compared_papers([question], ranked, 2)] == ["Gr12345678", OTHER.id]  # by rank
+    turns = [Source(1, DROPE, 0.9, ()), Source(2, KV, 0.8, ()), Source(3, neighbour, 0.7, ()), Source(4, OTHER, 0.6, ())]
+    assert words_held(descriptions(question)[1], neighbour) > words_held(descriptions(question)[1], KV)
+    assert [s.paper.id for s in compared_papers([question], turns, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    # a paper named by its coined name comes first, wherever it ranks
+    named = [Source(1, OTHER, 0.9, ()), Source(2, neighbour, 0.8, ()), Source(3, KV, 0.7, ())]
+    assert [s.paper.id for s in compared_papers(["How does LookaheadKV differ from the paper that predicts future "
+                                                  "attention?"], named, 2)] == [OTHER.id, "RVLMGPXt2i"]
 
 
 def test_a_chinese_comparison_is_searched_and_tabled_by_its_translated_descriptions():

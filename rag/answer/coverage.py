@@ -28,8 +28,13 @@ RARE_SHARE = 30 / 19_657
 # few papers of a small index hold them ("compression" in a 19-paper corpus is absent by chance, not exotic).
 COMMON_WORDS = Path(__file__).with_name("common_words.txt")
 AGREEMENT_TOP = 5  # papers of each list (dense, lexical) compared for `Signals.agreement`
-# Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics).
+# Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics; or they
+# frame what is asked, "the main contribution", "the challenge faced", "its impact on", and the paper that answers
+# need not use them).
 QUESTION_WORDS = frozenset("""tell apart explain explains mean
+main primary key overall specific contribution contributions significance challenge challenges faced impact impacts
+relationship relate relates regarding terms introduced introduce introduces address addresses addressed issue issues
+affect affects role purpose goal insight insights advantage advantages
 oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference
 compare compared comparing comparison contrast differ differs difference differences versus vs pinned""".split())
 

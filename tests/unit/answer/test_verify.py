@@ -66,6 +66,10 @@ def test_rare_topic_words_the_best_papers_never_use_mean_no_answer(tmp_path):
     plain, chat = (coverage([q], SOURCES, lex.document_frequency, lex.count()).signals for q in
                    ("Which paper drops positional embeddings?", "Has anyone ever seen a paper that drops positional embeddings?"))
     assert chat.term_coverage == plain.term_coverage > 0 and chat.rare_coverage == plain.rare_coverage
+    # so is the frame of a formal question: the paper that answers need not say "main contribution" or "impact"
+    framed = coverage(["What is the main contribution of the paper that drops positional embeddings, and its impact?"],
+                      SOURCES, lex.document_frequency, lex.count()).signals
+    assert framed.term_coverage == plain.term_coverage
     drope = coverage(["Which paper drops positional embeddings to extend context?"], SOURCES,
                      lex.document_frequency, lex.count(), nearest=lambda: [("RlPVSeKjoc", 0.3)], score=RARE_WORDS)
     assert drope.answerable and drope.best_coverage >= 0.5 and not drope.missing_terms

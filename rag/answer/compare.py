@@ -14,8 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag.answer.coverage import common_words, paper_names
 from rag.retrieve.search import Source
-from rag.text import coined_names, introduced_names, short_name, split_sentences
+from rag.text import introduced_names, names_paper, split_sentences, title_name
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
@@ -60,17 +61,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
+def _called(said: str, title: str) -> bool:
+    """`said` calls the paper by its whole title, or by its title's name as a whole token; in another case only when
+    that name is not an ordinary word ("ATOM: A Pretrained ..." is not called by "all-atom" nor by "each atom")."""
+    if title.lower() in said.lower():
+        return True
+    level = names_paper(said, title)
+    return level == 2 or (level == 1 and title_name(title).lower() not in common_words())
+
+
 def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
-    """Which papers to compare, `count` in all (2-4): those named by title or short name, then by a coined
-    name they introduce ("DroPE"), then the best-ranked. A question that describes its papers instead ("the
+    """Which papers to compare, `count` in all (2-4): those called by their title or its name (`_called`), then by
+    a coined name they introduce ("DroPE"; not "LLMs": `paper_names`), then the best-ranked. A question that describes its papers instead ("the
     approach that X ... the one that Y") was searched description by description, and the sources come with
     each description's best paper first, taking turns (rag.retrieve.search: retrieve); that order weighs each
     paper's dense and lexical rank for its own description as well as its words. Picking by the words alone,
     across all the sources, took a neighbour for a generic description more often (benchmarks/README.md)."""
     count = max(2, min(4, count, len(sources)))
     said = " ".join(texts)
-    names = set(coined_names(said))
-    by_title = [s for s in sources if short_name(s.paper.title).lower() in said.lower() or s.paper.title.lower() in said.lower()]
+    names = paper_names(said)
+    by_title = [s for s in sources if _called(said, s.paper.title)]
     by_name = [s for s in sources if s not in by_title and names & introduced_names(s.paper.title, s.paper.abstract)]
     named = by_title + by_name
     rest = [s for s in sorted(sources, key=lambda s: s.n) if s not in named]

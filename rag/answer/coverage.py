@@ -44,6 +44,12 @@ def common_words() -> frozenset[str]:
     return frozenset(COMMON_WORDS.read_text(encoding="utf-8").split()) if COMMON_WORDS.exists() else frozenset()
 
 
+def paper_names(text: str) -> set[str]:
+    """The coined names in `text` that can single out a paper: not those common in ML abstracts at large ("LLMs",
+    "LoRA" and "RAG" name a field; a paper whose abstract says "large language models (LLMs)" does not go by it)."""
+    return {n for n in coined_names(text) if n.lower() not in common_words()}
+
+
 def is_rare(term: str, df: int, total: int) -> bool:
     """A topic word worth checking: in at most RARE_SHARE of this index, and not common in ML abstracts at large."""
     return df <= RARE_SHARE * total and term not in common_words() and stem(term) not in common_words()

@@ -108,6 +108,19 @@ def test_each_description_keeps_the_paper_its_own_search_ranked_first():
     turns = [Source(1, DROPE, 0.9, ()), Source(2, KV, 0.8, ()), Source(3, neighbour, 0.7, ()), Source(4, OTHER, 0.6, ())]
     assert words_held(descriptions(question)[1], neighbour) > words_held(descriptions(question)[1], KV)
     assert [s.paper.id for s in compared_papers([question], turns, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    # "LLMs" is no paper's name, though a fourth paper "introduces" it ("large language models (LLMs)")
+    llms = Paper(id="Ll12345678", title="Self-rewarding for reasoning",
+                 abstract="We propose a reward for large language models (LLMs) that checks the last token.")
+    asked = ("Two papers: one removes positional embeddings after pretraining, the other predicts future attention to "
+             "evict KV cache entries of LLMs. How do they differ?")
+    ranked = [*turns[:2], Source(3, OTHER, 0.7, ()), Source(4, llms, 0.6, ())]
+    assert [s.paper.id for s in compared_papers([asked], ranked, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    # nor is "all-atom" the name of "ATOM: ...", nor "an atom"; "ATOM" as written is
+    atom = Paper(id="At12345678", title="ATOM: A Pretrained Neural Operator for Molecular Dynamics", abstract="MD.")
+    ranked = [*turns[:2], Source(3, atom, 0.7, ())]
+    assert "At12345678" in [s.paper.id for s in compared_papers(["How does ATOM differ from DroPE?"], ranked, 2)]
+    for said in ("How does the all-atom generator differ from DroPE?", "Does moving an atom differ from DroPE?"):
+        assert "At12345678" not in [s.paper.id for s in compared_papers([said], ranked, 2)]
     # a paper named by its coined name comes first, wherever it ranks
     named = [Source(1, OTHER, 0.9, ()), Source(2, neighbour, 0.8, ()), Source(3, KV, 0.7, ())]
     assert [s.paper.id for s in compared_papers(["How does LookaheadKV differ from the paper that predicts future "

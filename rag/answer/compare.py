@@ -72,11 +72,12 @@ def _called(said: str, title: str) -> bool:
 
 def compared_papers(texts: Sequence[str], sources: Sequence[Source], count: int) -> list[Source]:
     """Which papers to compare, `count` in all (2-4): those called by their title or its name (`_called`), then by
-    a coined name they introduce ("DroPE"; not "LLMs": `paper_names`), then the best-ranked. A question that describes its papers instead ("the
-    approach that X ... the one that Y") was searched description by description, and the sources come with
-    each description's best paper first, taking turns (rag.retrieve.search: retrieve); that order weighs each
-    paper's dense and lexical rank for its own description as well as its words. Picking by the words alone,
-    across all the sources, took a neighbour for a generic description more often (benchmarks/README.md)."""
+    a coined name they introduce ("DroPE"; not "LLMs": `paper_names`), then the best-ranked. A question that
+    describes its papers instead ("the approach that X ... the one that Y") was searched description by
+    description, and the sources come with each description's best paper first, taking turns
+    (rag.retrieve.search: retrieve); that order weighs each paper's dense and lexical rank for its own description
+    as well as its words. Picking by the words alone, across all the sources, took a neighbour for a generic
+    description more often (benchmarks/README.md)."""
     count = max(2, min(4, count, len(sources)))
     said = " ".join(texts)
     names = paper_names(said)

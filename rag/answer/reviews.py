@@ -12,10 +12,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from rag.answer.coverage import paper_names
 from rag.corpus.reviews import ReviewStore
 from rag.question.router import Intent
 from rag.retrieve.search import Source
-from rag.text import coined_names, introduced_names, names_paper
+from rag.text import introduced_names, names_paper
 
 MAX_REVIEW_SOURCES = 4  # reviews given to the model for a review question (the top paper's first)
 REVIEWED_PAPERS = 2  # whose reviews are read: the best-matching papers only
@@ -47,7 +48,7 @@ def reviewed_papers(intent: Intent, queries: Sequence[str], search: Search, k: i
     question not asked. A question naming nothing keeps the search's order."""
     texts = list(dict.fromkeys([intent.question, *queries]))
     found = search([review_topic(q) for q in texts], max(k, SEARCH_DEPTH))
-    names = set(intent.names) | {n for q in queries for n in coined_names(q)}
+    names = paper_names(" ".join([*intent.names, *queries]))  # "LLMs" names a field, not the paper
 
     def uses(s: Source) -> int:  # case-sensitive: "DroPE" is not "drope" in "dropout"
         text = f"{s.paper.title} {s.paper.abstract}"

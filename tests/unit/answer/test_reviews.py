@@ -156,6 +156,31 @@ def test_the_paper_a_title_names_comes_before_papers_that_mention_it_more(tmp_pa
 
 
 
+def test_a_fields_acronym_does_not_pick_the_paper_whose_reviews_are_read(tmp_path):
+    """"LLMs" in a review question names a field, not a paper: a paper whose abstract says "large language models
+    (LLMs)" is not the one the question is about, and the search's order stands."""
+    spatial, prompting = "SpatialAAA", "PromptBBBB"
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in [
+        {"id": spatial, "title": "Spatial Questions over Image Collections",
+         "abstract": "We answer spatial questions over image collections with a retrieval model of image regions."},
+        {"id": prompting, "title": "Prompting Tricks for Chat Assistants",
+         "abstract": "Large language models (LLMs) follow prompts. We study LLMs as chat assistants; LLMs improve."},
+    ]) + "\n")
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text("\n".join(json.dumps({"id": pid, "reviews": [{"review_id": f"Rev{pid[:4]}", "rating": 5,
+                                                                    "weaknesses": f"A weakness of {pid}."}]})
+                                 for pid in [spatial, prompting]) + "\n")
+    pipeline = build_pipeline(Settings(data_dir=tmp_path / "data", retrieval={"rewrite": "off"}),
+                              embeddings=WordHashEmbeddings(), llm=fake_chat("A weakness [1]."))
+    pipeline.ingest_files([corpus])
+    from rag.corpus.reviews import load_reviews
+    pipeline.ingest_reviews(load_reviews([reviews])[0])
+    answer = pipeline.ask("What weaknesses did reviewers raise about spatial questions over image collections "
+                          "answered by LLMs?")
+    assert answer.sources[0].paper.id == spatial and spatial in {s.paper.id for s in answer.sources}
+
+
 def test_a_named_papers_reviews_are_the_only_sources():
     """Other papers retrieved for "DroPE" have reviews too; a question naming DroPE (the paper introduces the
     name) reads only DroPE's reviews: another paper's would answer a question not asked."""

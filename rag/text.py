@@ -256,12 +256,20 @@ def names_paper(question: str, title: str) -> int:
 
 
 def introduced_names(title: str, abstract: str) -> set[str]:
-    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE")."""
-    found = set(coined_names(title))
+    """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE"). A
+    version's label is not one: "Pusa V1.0" does not go by "V1" (the visual cortex's area in another question)."""
+    found = set(_unversioned_names(title))
     for sentence in split_sentences(abstract):
         if any(cue in sentence.lower() for cue in _INTRODUCES):
-            found |= set(coined_names(sentence))
+            found |= set(_unversioned_names(sentence))
     return found
+
+
+def _unversioned_names(text: str) -> list[str]:
+    return [m.group() for m in _NAME.finditer(text) if not _VERSION_TAIL.match(text, m.end())]
+
+
+_VERSION_TAIL = re.compile(r"\.[0-9]")  # "V1.0", "Qwen2.5": the name stops short of its version
 
 
 # -- links --------------------------------------------------------------------------------------------

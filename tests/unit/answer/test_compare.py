@@ -121,6 +121,13 @@ def test_each_description_keeps_the_paper_its_own_search_ranked_first():
     assert "At12345678" in [s.paper.id for s in compared_papers(["How does ATOM differ from DroPE?"], ranked, 2)]
     for said in ("How does the all-atom generator differ from DroPE?", "Does moving an atom differ from DroPE?"):
         assert "At12345678" not in [s.paper.id for s in compared_papers([said], ranked, 2)]
+    # a version's label names no paper: "V1" (the visual cortex) is not "Pusa V1.0"; the title's name is
+    pusa = Paper(id="Pu12345678", title="Pusa V1.0: Temporal Control in Video Diffusion", abstract="We adapt timesteps.")
+    ranked = [*turns[:2], Source(3, pusa, 0.7, ())]
+    v1 = ("Compare the paper that proposes a generative model of V1 for a discrimination task with the one that "
+          "predicts future attention to evict KV cache entries.")
+    assert [s.paper.id for s in compared_papers([v1], ranked, 2)] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    assert "Pu12345678" in [s.paper.id for s in compared_papers(["How does Pusa V1.0 differ from DroPE?"], ranked, 2)]
     # a paper named by its coined name comes first, wherever it ranks
     named = [Source(1, OTHER, 0.9, ()), Source(2, neighbour, 0.8, ()), Source(3, KV, 0.7, ())]
     assert [s.paper.id for s in compared_papers(["How does LookaheadKV differ from the paper that predicts future "

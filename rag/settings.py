@@ -70,10 +70,12 @@ class EmbeddedLLMSettings(_Group):
     startup_timeout_s: float = Field(180.0, gt=0, description="Seconds to wait for the server to load.")
 
 
-# Cosine floors measured for each embedder (benchmarks/README.md): `similar`, below which a paper's or a pasted
-# abstract's nearest paper is "nothing close" (rag.explore.similar). An embedder missing here has no measured floor:
-# the signal is not used until one is set (PAPERCHAT_EMBEDDING__SIMILAR_FLOOR).
-MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"similar": 0.43}}
+# Cosines measured for each embedder (benchmarks/README.md): `similar`, below which a paper's or a pasted abstract's
+# nearest paper is "nothing close" (rag.explore.similar); `pair`, what a description's second-best paper must be
+# closer to the other described paper than its best is, to be compared instead (rag.retrieve.search: paired). An
+# embedder missing here has no measured value: the signal is not used until one is set
+# (PAPERCHAT_EMBEDDING__SIMILAR_FLOOR).
+MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"similar": 0.43, "pair": 0.1}}
 # The decline score fitted for each embedder on a generated question set (rag.answer.coverage.DeclineScore;
 # benchmarks/decline_fit.py prints these and the curve the threshold was read from). An embedder missing here
 # declines only questions naming what no paper mentions.
@@ -111,9 +113,11 @@ class EmbeddingSettings(_Group):
         "(Similar papers, Paste an abstract). Empty: the value measured for this embedder (minilm 0.43)."
     )
 
-    def floor(self, which: Literal["similar"]) -> float | None:
-        """The configured cosine floor, else the one measured for this embedder, else None."""
-        return self.similar_floor if self.similar_floor is not None else MEASURED_FLOORS.get(self.backend, {}).get(which)
+    def floor(self, which: Literal["similar", "pair"]) -> float | None:
+        """The configured cosine floor (`similar` only), else the one measured for this embedder, else None."""
+        if which == "similar" and self.similar_floor is not None:
+            return self.similar_floor
+        return MEASURED_FLOORS.get(self.backend, {}).get(which)
 
     def decline_score(self):
         """The decline score fitted for this embedder (rag.answer.coverage.DeclineScore), or None."""

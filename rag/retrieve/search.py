@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
+import numpy as np
 import tiktoken
 from langchain_core.documents import Document
 
@@ -129,6 +130,47 @@ def by_words(text: str, ranked: Sequence[str], records: dict[str, Paper], settin
     return [pool[i] for i in sorted(range(len(pool)), key=score, reverse=True)] + list(ranked[settings.words_pool:])
 
 
+def paired(each: list[list[str]], described: Sequence[str], records: dict[str, Paper], index: PaperIndex,
+           margin: float | None) -> list[list[str]]:
+    """Two descriptions' papers (best first), with the first of each list chosen as a pair: among each one's best
+    two, the pair whose papers are closest to each other, a second-best counting `margin` (a cosine) less, and only
+    when it holds as many words of its own description as of the other (a neighbour of the other paper is not this
+    one). Papers compared in one question are related work; a description translated from Chinese loses words,
+    and its own search then ranks a paper that shares a few of them ("a direct average estimator": "Direct Doubly
+    Robust Estimation") above the related one it describes (benchmarks/README.md). `margin` None (not measured
+    for this embedder): the lists as they are."""
+    if margin is None or len(each) != 2 or min(len(e) for e in each) < 2:
+        return each
+    ones, others = each[0][:2], each[1][:2]
+
+    def own(pid: str, mine: str, theirs: str) -> bool:
+        paper = records.get(pid)
+        return paper is not None and words_held(mine, paper) >= words_held(theirs, paper)
+
+    choices = [(i, j) for i in (0, 1) for j in (0, 1) if ones[i] != others[j]
+               and (i == 0 or own(ones[1], described[0], described[1]))
+               and (j == 0 or own(others[1], described[1], described[0]))]
+    if len(choices) < 2:
+        return each
+    vector = {pid: _unit(index.vectors_of(pid)) for pid in {*ones, *others}}
+
+    def worth(ij: tuple[int, int]) -> tuple[float, int]:
+        i, j = ij
+        return float(vector[ones[i]] @ vector[others[j]]) - margin * (i + j), -(i + j)
+
+    i, j = max(choices, key=worth)
+    return [[chosen, *(pid for pid in ranked if pid != chosen)]
+            for chosen, ranked in ((ones[i], each[0]), (others[j], each[1]))]
+
+
+def _unit(vectors: list[list[float]]) -> np.ndarray:
+    """A paper's direction: the mean of its chunks' vectors, unit length (zero when it has none)."""
+    if not vectors:
+        return np.zeros(1, dtype=np.float32)
+    mean = np.asarray(vectors, dtype=np.float32).mean(axis=0)
+    return mean / max(float(np.linalg.norm(mean)), 1e-9)
+
+
 def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: RetrievalSettings,
              filters: Filters | None = None, k: int | None = None, terms: Terms | None = None,
              referred: Sequence[str] = (), described: Sequence[str] = ()) -> list[Source]:
@@ -158,6 +200,8 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
                  for ranked in found]
         records = index.get_papers(list(dict.fromkeys(pid for ranked in fused for pid in ranked[:pool])))
         each = [by_words(d, ranked, records, settings)[:k] for d, ranked in zip(described, fused)]
+        records.update(index.get_papers([pid for ranked in each for pid in ranked[:2] if pid not in records]))
+        each = paired(each, described, records, index, index.settings.embedding.floor("pair"))
         turns = [pid for rank in zip_longest(*each) for pid in rank if pid is not None]
         best = {pid: scores[pid] for pid in list(dict.fromkeys([*turns, *best]))[:None if referred else k]}
     else:

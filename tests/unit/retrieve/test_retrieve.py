@@ -109,6 +109,37 @@ def test_a_comparison_that_describes_its_papers_finds_the_best_paper_for_each_de
     assert len(llms) == 2 and all(p.paper.id.startswith("Cache") for p in llms)
 
 
+def test_two_described_papers_are_taken_as_a_related_pair():
+    """Each description's second-best replaces its best when it is closer to the other described paper by more than
+    the margin, and holds its own description's words; a neighbour of the other paper never does."""
+    from rag.retrieve.search import paired
+
+    def paper(pid, abstract):
+        return Paper(id=pid, title=pid, abstract=abstract)
+
+    vectors = {"Sink000001": [1.0, 0.0, 0.0], "Sink000002": [0.98, 0.2, 0.0],  # the first description's two
+               "Direct0001": [0.0, 0.0, 1.0],  # shares a word with the second description, unrelated to the first
+               "Average001": [0.8, 0.0, 0.6]}  # the related paper, ranked second for the second description
+
+    class Vectors:
+        def vectors_of(self, pid):
+            return [vectors[pid]]
+
+    described = ("keeps attention sinks in the cache", "uses a direct average estimator of the cache")
+    records = {"Sink000001": paper("Sink000001", "We keep attention sinks in the cache."),
+               "Sink000002": paper("Sink000002", "Attention sinks kept in the cache, again."),
+               "Direct0001": paper("Direct0001", "A direct doubly robust estimator."),
+               "Average001": paper("Average001", "An average estimator for cache hits.")}
+    each = [["Sink000001", "Sink000002"], ["Direct0001", "Average001", "Other00001"]]
+    assert paired(each, described, records, Vectors(), 0.1) == [
+        ["Sink000001", "Sink000002"], ["Average001", "Direct0001", "Other00001"]]
+    assert paired(each, described, records, Vectors(), None) == each  # no margin measured: as ranked
+    assert paired(each, described, records, Vectors(), 0.9) == each  # not closer by the margin
+    # the second description's runner-up is the first one's neighbour (it holds the first's words): not taken
+    neighbour = [["Sink000001", "Direct0001"], ["Direct0001", "Sink000002"]]
+    assert paired(neighbour, described, records, Vectors(), 0.1)[1][0] == "Direct0001"
+
+
 def test_a_description_moves_up_the_paper_that_holds_its_words():
     from rag.retrieve.search import by_words
     from rag.settings import RetrievalSettings

@@ -73,8 +73,8 @@ class EmbeddedLLMSettings(_Group):
 # Cosines measured for each embedder (benchmarks/README.md): `similar`, below which a paper's or a pasted abstract's
 # nearest paper is "nothing close" (rag.explore.similar); `pair`, what a description's second-best paper must be
 # closer to the other described paper than its best is, to be compared instead (rag.retrieve.search: paired). An
-# embedder missing here has no measured value: the signal is not used until one is set
-# (PAPERCHAT_EMBEDDING__SIMILAR_FLOOR).
+# embedder missing here has no measured value, and the signal is not used (the similar floor can be set:
+# PAPERCHAT_EMBEDDING__SIMILAR_FLOOR).
 MEASURED_FLOORS: dict[str, dict[str, float]] = {"minilm": {"similar": 0.43, "pair": 0.1}}
 # The decline score fitted for each embedder on a generated question set (rag.answer.coverage.DeclineScore;
 # benchmarks/decline_fit.py prints these and the curve the threshold was read from). An embedder missing here

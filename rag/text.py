@@ -220,6 +220,7 @@ def numbers(text: str) -> list[str]:
 # Bounded by any non-ASCII-alphanumeric, not \b: in "审稿人对DroPE提出" the CJK letters around the name are \w.
 _NAME = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z][a-z]+[A-Z][A-Za-z]*|[A-Za-z]+[0-9][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*)"
                    r"(?![A-Za-z0-9])")
+_VERSION_TAIL = re.compile(r"\.[0-9]")  # "V1.0", "Qwen2.5": a paper's name stops short of its version
 _TITLE_NAME = re.compile(r"\s*([^\s:][^:]{1,38}?)\s*:\s")  # "MMSI-Bench: A Benchmark ..." -> "MMSI-Bench"
 _INTRODUCES = ("we propose", "we introduce", "we present", "we develop", "we call")
 
@@ -268,8 +269,6 @@ def introduced_names(title: str, abstract: str) -> set[str]:
 def _unversioned_names(text: str) -> list[str]:
     return [m.group() for m in _NAME.finditer(text) if not _VERSION_TAIL.match(text, m.end())]
 
-
-_VERSION_TAIL = re.compile(r"\.[0-9]")  # "V1.0", "Qwen2.5": the name stops short of its version
 
 
 # -- links --------------------------------------------------------------------------------------------

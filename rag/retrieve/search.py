@@ -142,6 +142,9 @@ def paired(each: list[list[str]], described: Sequence[str], records: dict[str, P
     if margin is None or len(each) != 2 or min(len(e) for e in each) < 2:
         return each
     ones, others = each[0][:2], each[1][:2]
+    missing = [pid for pid in (*ones, *others) if pid not in records]  # read only when the pairing is on
+    if missing:
+        records.update(index.get_papers(missing))
 
     def own(pid: str, mine: str, theirs: str) -> bool:
         paper = records.get(pid)
@@ -200,7 +203,6 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
                  for ranked in found]
         records = index.get_papers(list(dict.fromkeys(pid for ranked in fused for pid in ranked[:pool])))
         each = [by_words(d, ranked, records, settings)[:k] for d, ranked in zip(described, fused)]
-        records.update(index.get_papers([pid for ranked in each for pid in ranked[:2] if pid not in records]))
         each = paired(each, described, records, index, index.settings.embedding.floor("pair"))
         turns = [pid for rank in zip_longest(*each) for pid in rank if pid is not None]
         best = {pid: scores[pid] for pid in list(dict.fromkeys([*turns, *best]))[:None if referred else k]}

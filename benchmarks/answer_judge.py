@@ -1,0 +1,225 @@
+"""Can the model itself tell whether the sources answer a question? A one-word "Yes"/"No" asked after the same
+sources and question the answer prompt holds (so the model server reuses what it already read), read as a
+probability from the first token's log-probabilities, next to the decline score (benchmarks/README.md: measured,
+not shipped).
+
+For each single question of a generated set (lookups, comparisons, unanswerable ones), searched the way the app
+searches it (a Chinese question through the model's translation), it writes one row: the decline score's
+signals and probability, and for each wording in JUDGES the probability that the sources answer, with the
+seconds each call took (the first reads the whole prompt; the others only their own instructions):
+
+    PAPERCHAT_DATA_DIR=<the set's test index> python benchmarks/answer_judge.py DIR/questions.jsonl \
+        --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl
+    python benchmarks/answer_judge.py --report judge_rows.jsonl [more rows ...]
+
+The report prints each wording's AUC (answerable against unanswerable), then the share declined at >= 0.95 kept
+by a logistic of the score's and the wording's logits (5-fold cross-validated), after declining first under a
+few pre-model thresholds, next to the score alone; and the mean over 5 shuffles for each combination.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from decline_extra_signals import auc, declined_at_target  # noqa: E402
+from decline_fit import KEPT_TARGET, fit  # noqa: E402
+from rag.answer.coverage import Signals  # noqa: E402
+from rag.answer.grounded import ANSWER_PROMPT, prompt_inputs  # noqa: E402
+from rag.eval.evaluate import load_questions  # noqa: E402
+from rag.retrieve.filters import Filters  # noqa: E402
+
+JUDGES = {
+    "specific": "Instructions: Does any source above answer the question, about the specific thing it asks and not "
+                "only its general topic? Reply with one word: Yes or No.",
+    "plain": "Instructions: Do the sources above answer the question? Reply with one word: Yes or No.",
+    # the same asked the other way round (a small model leans to "Yes"): P(answer) = P(No)
+    "none": "Instructions: Is it true that none of the sources above answers the question? Reply with one word: "
+            "Yes or No.",
+    # a choice instead of a yes/no: P(answer) = 1 - P("0")
+    "which": "Instructions: Which source above answers the question? Reply with the source's number only, or 0 if "
+             "none of them answers it.",
+}
+YES, NO = {"yes", "是"}, {"no", "否"}
+
+
+def p_yes(top: list) -> float:
+    """P(yes) / (P(yes) + P(no)) over the first token's top log-probabilities (0.5 when neither is there)."""
+    yes = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in YES)
+    no = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in NO)
+    return yes / (yes + no) if yes + no else 0.5
+
+
+def p_answer(name: str, top: list) -> float:
+    """The probability that the sources answer, as each judge wording is read."""
+    if name == "none":
+        return 1.0 - p_yes(top)
+    if name == "which":
+        digits = {t.token.strip(): math.exp(t.logprob) for t in top if t.token.strip().isdigit()}
+        total = sum(digits.values())
+        return 1.0 - digits.get("0", 0.0) / total if total else 0.5
+    return p_yes(top)
+
+
+def collect(args) -> int:
+    from langchain_openai.chat_models.base import _convert_message_to_dict
+    from openai import OpenAI
+
+    from rag.pipeline import build_pipeline
+    from rag.settings import load_settings
+
+    settings = load_settings()
+    with build_pipeline(settings) as pipeline:
+        if args.corpus:
+            pipeline.ingest_files([args.corpus])
+        llm = pipeline.llm
+        client = OpenAI(base_url=llm.openai_api_base, api_key="local")
+        k = settings.retrieval.k
+        questions = [q for q in load_questions(args.questions)
+                     if q["kind"] in ("lookup", "compare", "unanswerable") and "turns" not in q]
+        with open(args.out, "w", encoding="utf-8") as out:
+            for i, q in enumerate(questions, 1):
+                intent = pipeline.route(q["question"])
+                query = pipeline.search_query(intent)
+                filters = Filters().narrowed_by(intent.filters)
+                sources = pipeline.retrieve(query.all, filters, k, query.referred, query.described)[:k]
+                cover = pipeline.coverage(intent, query, sources, filters)
+                row = {"qid": q["qid"], "kind": q["kind"], "lang": q["lang"], "generated": q.get("generated", ""),
+                       "query": query.text, "retrieved": [s.paper.id for s in sources],
+                       "named": bool(cover and cover.unknown_names),
+                       "signals": dict(zip(Signals.names(), cover.signals.values())) if cover and cover.signals else None,
+                       "probability": cover.probability if cover else None}
+                inputs = prompt_inputs(intent, sources)
+                for name, instruction in JUDGES.items():
+                    messages = ANSWER_PROMPT.format_messages(**{**inputs, "instructions": instruction})
+                    t0 = time.perf_counter()
+                    reply = client.chat.completions.create(
+                        model=llm.model_name, messages=[_convert_message_to_dict(m) for m in messages],
+                        max_tokens=1, temperature=0, logprobs=True, top_logprobs=10)
+                    choice = reply.choices[0]
+                    row[name] = (round(p_answer(name, choice.logprobs.content[0].top_logprobs), 4)
+                                 if choice.logprobs else None)
+                    row[f"{name}_s"] = round(time.perf_counter() - t0, 2)
+                    row[f"{name}_token"] = choice.message.content
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.flush()
+                print(f"{i}/{len(questions)} {q['qid']} {q['kind']} {q['lang']} p={row['probability']} "
+                      + " ".join(f"{n}={row[n]} ({row[n + '_s']} s)" for n in JUDGES), flush=True)
+    return 0
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+def judged_cv(x: np.ndarray, y: np.ndarray, groups: list[str], folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Each row's combined probability from a fit (decline_fit.fit) on the folds it is not in, grouped by question."""
+    order = sorted(set(groups))
+    random.Random(seed).shuffle(order)
+    fold_of = {g: i % folds for i, g in enumerate(order)}
+    out = np.zeros(len(y))
+    for f in range(folds):
+        test = np.array([fold_of[g] == f for g in groups])
+        bias, w = fit(x[~test], y[~test])
+        out[test] = 1 / (1 + np.exp(-(bias + x[test] @ w)))
+    return out
+
+
+def operating(declined_before: np.ndarray, combined: np.ndarray, y: np.ndarray, lang: np.ndarray) -> str:
+    """The most declined while keeping >= KEPT_TARGET answerable, over the second threshold; by language."""
+    best = None
+    for t2 in np.arange(0.0, 1.0, 0.01):
+        declined = declined_before | (combined < t2)
+        kept = 1 - declined[y == 1].mean()
+        if kept >= KEPT_TARGET and (best is None or declined[y == 0].mean() >= best[1]):
+            best = (t2, declined[y == 0].mean(), kept, declined)
+    if best is None:
+        return "no threshold keeps enough"
+    t2, dec, kept, declined = best
+    per = " ".join(f"{g}: declined {declined[(y == 0) & (lang == g)].mean():.3f} kept {1 - declined[(y == 1) & (lang == g)].mean():.3f}"
+                   for g in ("en", "zh"))
+    return f"t2 {t2:.2f}: declined {dec:.3f}, kept {kept:.3f} ({per})"
+
+
+def report(paths: list[str]) -> int:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines()]
+    y = np.array([float(r["kind"] != "unanswerable") for r in rows])
+    lang = np.array([r["lang"] for r in rows])
+    named = np.array([bool(r["named"]) for r in rows])
+    score = np.array([1.0 if r["probability"] is None else r["probability"] for r in rows])
+    kinds = sorted({(r["kind"], r.get("generated", "")) for r in rows})
+    print(f"{len(rows)} questions: " + ", ".join(f"{k}/{g or '-'} {sum((r['kind'], r.get('generated', '')) == (k, g) for r in rows)}"
+                                                   for k, g in kinds) + f"; zh {int((lang == 'zh').sum())}; "
+          f"{int(named.sum())} declined by a name")
+    groups = [r["qid"] for r in rows]
+    for name in [n for n in JUDGES if all(n in r for r in rows)]:
+        judge = np.array([0.5 if r[name] is None else r[name] for r in rows])
+        print(f"\njudge `{name}`: AUC {auc(judge, y):.3f} (en {auc(judge[lang == 'en'], y[lang == 'en']):.3f}, "
+              f"zh {auc(judge[lang == 'zh'], y[lang == 'zh']):.3f}); the score's AUC {auc(score, y):.3f}; "
+              f"{np.mean([r[name + '_s'] for r in rows]):.2f} s a call")
+        x = np.stack([_logit(score), _logit(judge)], axis=1)
+        combined = judged_cv(x, y, groups)
+        for t1 in (0.0, 0.1, 0.2, 0.35):
+            before = named | (score < t1)
+            print(f"  declined before the model under {t1:.2f}, then the combined score: "
+                  f"{operating(before, combined, y, lang)}")
+        print(f"  the score alone (shipped form): {operating(named, score, y, lang)}")
+        bias, w = fit(x, y)
+        print(f"  fitted on all rows: bias {bias:.3f}, score {w[0]:.3f}, judge {w[1]:.3f}")
+    # steadier figures: declined at >= KEPT_TARGET kept, cross-validated, the mean of 5 shuffles
+    names = [n for n in JUDGES if all(r.get(n) is not None for r in rows)]
+    print("\nmean of 5 shuffled 5-fold fits, declined at kept >= 0.95 (all / en / zh):")
+    for label, cols in [("the score", []), *[(f"the score + {n}", [n]) for n in names],
+                        (f"the score + {' + '.join(names)}", names)]:
+        x = np.stack([_logit(score), *[_logit(np.array([r[n] for r in rows])) for n in cols]], axis=1)
+        parts = [declined_at_target(x[m], y[m], named[m]) for m in (lang == lang, lang == "en", lang == "zh")]
+        print(f"  {label:40s} " + " / ".join(f"{v:.3f}" for v in parts))
+    # the whole curve, one shuffle at a time: the score alone against the score and each wording
+    for name in names:
+        x = np.stack([_logit(score), _logit(np.array([r[name] for r in rows]))], axis=1)
+        print(f"\nthe score alone -> the score + {name}, cross-validated (declined at kept >= each level):")
+        for seed in range(3):
+            alone, both = judged_cv(x[:, :1], y, groups, seed=seed), judged_cv(x, y, groups, seed=seed)
+            levels = " ".join(f"{keep}: {_declined_at(alone, y, keep):.3f}->{_declined_at(both, y, keep):.3f}"
+                              for keep in (0.98, 0.95, 0.92, 0.90, 0.85))
+            print(f"  shuffle {seed}: AUC {auc(alone, y):.3f}->{auc(both, y):.3f}; {levels}")
+    return 0
+
+
+def _declined_at(p: np.ndarray, y: np.ndarray, keep: float) -> float:
+    """The most unanswerable questions declined by one threshold on `p` while keeping `keep` of the answerable."""
+    best = 0.0
+    for t in np.arange(0.0, 1.0, 0.005):
+        declined = p < t
+        if 1 - declined[y == 1].mean() >= keep:
+            best = max(best, declined[y == 0].mean())
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("questions", nargs="?", help="questions.jsonl of a generated set")
+    ap.add_argument("--corpus", help="the set's test corpus (ingested first; unchanged papers cost nothing)")
+    ap.add_argument("-o", "--out", help="rows to write")
+    ap.add_argument("--report", nargs="+", help="rows files to report on (no model call)")
+    args = ap.parse_args()
+    if args.report:
+        return report(args.report)
+    if not (args.questions and args.out):
+        ap.error("give QUESTIONS and -o OUT, or --report ROWS")
+    return collect(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

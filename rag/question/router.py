@@ -125,6 +125,10 @@ _TURN = re.compile(r"\b(?:differ(?:s)? from|compared? (?:to|with)|versus|vs\.?|(
 _TURN_WEAK = re.compile(r"\b(?:while|whereas)\b", re.IGNORECASE)
 # A closing question after the last description ("... . How do they differ?"): not part of what the paper does
 _CLOSING = re.compile(r"[.;:]\s+(?:how|what|in what|which|where|why)\b[^.;:]*$", re.IGNORECASE)
+# The question's opening before the first description ("How does | Compare | In what ways does the paper that ..."):
+# not part of what the paper does, and searched with it, "how does" cost DroPE its first place
+_OPENING = re.compile(r"^(?:(?:please\s+)?(?:compare|contrast)|(?:how|in what ways?)\s+(?:does|do|did|is|are))\s+",
+                      re.IGNORECASE)
 # "the difference between X and Y": the first "and a/an/the" after "between" that leaves X 3 content words
 _BETWEEN = re.compile(r"\bbetween\b", re.IGNORECASE)
 _AND_ARTICLE = re.compile(r"\band (?=(?:a|an|the)\b)", re.IGNORECASE)
@@ -161,7 +165,7 @@ def _split(text: str, turn: re.Pattern) -> tuple[str, ...]:
     closing = _CLOSING.search(parts[-1])
     if closing and len(content_words(parts[-1][:closing.start()])) >= MIN_DESCRIPTION_WORDS:
         parts = (*parts[:-1], parts[-1][:closing.start()])
-    return parts
+    return (_OPENING.sub("", parts[0]), *parts[1:])
 
 
 def _between(text: str) -> tuple[str, ...]:

@@ -131,6 +131,11 @@ def test_a_comparison_that_describes_its_papers_is_split_into_its_descriptions()
                        "trains tool-use agents in coding environments?")
     assert len(got) == 2 and "benchmark" in got[0] and "tool-use" in got[1]
     assert descriptions("How does DroPE differ from LookaheadKV?") == ()  # named: nothing to search one by one
+    # the question's opening is not part of the first description
+    assert descriptions("how does the paper that drops positional embeddings differ from the one that evicts KV cache "
+                        "entries by looking ahead?")[0] == "the paper that drops positional embeddings"
+    assert descriptions("Compare the paper that distills a reward model from human votes with the one that learns "
+                        "rewards from pairwise video preferences.")[0] == "the paper that distills a reward model from human votes"
     assert descriptions("Which papers compress the KV cache?") == ()
 
 

@@ -136,20 +136,27 @@ def judged_cv(x: np.ndarray, y: np.ndarray, groups: list[str], folds: int = 5, s
     return out
 
 
+def _best_point(p: np.ndarray, y: np.ndarray, keep: float, before: np.ndarray | None = None,
+                step: float = 0.005) -> tuple[float, np.ndarray] | None:
+    """The threshold on `p` that declines the most unanswerable questions (with those declined `before`) while
+    keeping `keep` of the answerable ones, and what it declines; None when no threshold keeps that many."""
+    best = None
+    for t in np.arange(0.0, 1.0, step):
+        declined = (p < t) if before is None else before | (p < t)
+        if 1 - declined[y == 1].mean() >= keep and (best is None or declined[y == 0].mean() >= best[1][y == 0].mean()):
+            best = (t, declined)
+    return best
+
+
 def operating(declined_before: np.ndarray, combined: np.ndarray, y: np.ndarray, lang: np.ndarray) -> str:
     """The most declined while keeping >= KEPT_TARGET answerable, over the second threshold; by language."""
-    best = None
-    for t2 in np.arange(0.0, 1.0, 0.01):
-        declined = declined_before | (combined < t2)
-        kept = 1 - declined[y == 1].mean()
-        if kept >= KEPT_TARGET and (best is None or declined[y == 0].mean() >= best[1]):
-            best = (t2, declined[y == 0].mean(), kept, declined)
+    best = _best_point(combined, y, KEPT_TARGET, declined_before, step=0.01)
     if best is None:
         return "no threshold keeps enough"
-    t2, dec, kept, declined = best
+    t2, declined = best
     per = " ".join(f"{g}: declined {declined[(y == 0) & (lang == g)].mean():.3f} kept {1 - declined[(y == 1) & (lang == g)].mean():.3f}"
                    for g in ("en", "zh"))
-    return f"t2 {t2:.2f}: declined {dec:.3f}, kept {kept:.3f} ({per})"
+    return f"t2 {t2:.2f}: declined {declined[y == 0].mean():.3f}, kept {1 - declined[y == 1].mean():.3f} ({per})"
 
 
 def report(paths: list[str]) -> int:
@@ -199,12 +206,8 @@ def report(paths: list[str]) -> int:
 
 def _declined_at(p: np.ndarray, y: np.ndarray, keep: float) -> float:
     """The most unanswerable questions declined by one threshold on `p` while keeping `keep` of the answerable."""
-    best = 0.0
-    for t in np.arange(0.0, 1.0, 0.005):
-        declined = p < t
-        if 1 - declined[y == 1].mean() >= keep:
-            best = max(best, declined[y == 0].mean())
-    return best
+    best = _best_point(p, y, keep)
+    return best[1][y == 0].mean() if best else 0.0
 
 
 def main() -> int:

@@ -6,7 +6,8 @@ not shipped).
 For each single question of a generated set (lookups, comparisons, unanswerable ones), searched the way the app
 searches it (a Chinese question through the model's translation), it writes one row: the decline score's
 signals and probability, and for each wording in JUDGES the probability that the sources answer, with the
-seconds each call took (the first reads the whole prompt; the others only their own instructions):
+seconds each call took (the first reads the whole prompt; the others only their own instructions); a Chinese
+question is also asked the plain wording with its English search query in its place (`plain_en`):
 
     PAPERCHAT_DATA_DIR=<the set's test index> python benchmarks/answer_judge.py DIR/questions.jsonl \
         --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl
@@ -111,6 +112,19 @@ def collect(args) -> int:
                                  if choice.logprobs else None)
                     row[f"{name}_s"] = round(time.perf_counter() - t0, 2)
                     row[f"{name}_token"] = choice.message.content
+                # a Chinese question asked again with its English search query in its place (the sources stay)
+                row["plain_en"] = row["plain_en_s"] = None
+                if intent.chinese and query.text.strip() and query.text.strip() != intent.question.strip():
+                    messages = ANSWER_PROMPT.format_messages(**{**inputs, "question": query.text.strip(),
+                                                                "instructions": JUDGES["plain"]})
+                    t0 = time.perf_counter()
+                    reply = client.chat.completions.create(
+                        model=llm.model_name, messages=[_convert_message_to_dict(m) for m in messages],
+                        max_tokens=1, temperature=0, logprobs=True, top_logprobs=10)
+                    choice = reply.choices[0]
+                    row["plain_en"] = (round(p_answer("plain", choice.logprobs.content[0].top_logprobs), 4)
+                                       if choice.logprobs else None)
+                    row["plain_en_s"] = round(time.perf_counter() - t0, 2)
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 print(f"{i}/{len(questions)} {q['qid']} {q['kind']} {q['lang']} p={row['probability']} "

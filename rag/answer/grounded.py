@@ -293,10 +293,11 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
                                         key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
-    if recited or not cited_n and states_absence(prose) or not lead and only_titles(prose, shown):
+    if recited or not cited_n and not comparison and states_absence(prose) or not lead and only_titles(prose, shown):
         # the model found nothing (an uncited "none of the papers ...", in any wording or language; a caveat next
-        # to cited claims is no refusal), or wrote nothing but titles: its words stand alone, with the closest
-        # papers, and nothing quoted above them is kept
+        # to cited claims is no refusal, nor is a comparison's uncited contrast "the first paper does not address
+        # ...": its table's cells are the cited claims, from the papers code chose and checked), or wrote nothing
+        # but titles: its words stand alone, with the closest papers, and nothing quoted above them is kept
         closest = "\n\n" + (CLOSEST_ZH if intent.chinese else CLOSEST_EN).format(titles=closest_titles(sources))
         if not recited:
             prose += closest

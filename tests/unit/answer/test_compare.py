@@ -151,3 +151,17 @@ def test_a_chinese_comparison_is_searched_and_tabled_by_its_translated_descripti
     done = events[-1]
     assert isinstance(done, DoneEvent) and done.answer.comparison is not None
     assert set(done.answer.comparison.to_json()["papers"]) == {"RlPVSeKjoc", "RVLMGPXt2i"}
+
+
+def test_an_uncited_contrast_in_a_comparison_keeps_its_table():
+    # "does not address" is how a contrast reads; the table's cells are the cited claims, so this is no refusal
+    said = "The paper that drops positional embeddings does not address KV cache eviction."
+    question = "How does the paper that drops positional embeddings differ from LookaheadKV?"
+    intent = route(question)
+    table = build_comparison([question], SOURCES[1:], intent.compare_count)
+    got = answer(intent, SOURCES[1:], fake_chat(said), lead=table.markdown(), comparison=table)
+    assert not got.refused and got.text.startswith(table.markdown()) and got.text.endswith(said)
+    assert [c.id for c in got.citations] == ["RlPVSeKjoc", "RVLMGPXt2i"]
+    # the same words after a lookup's quotes are the model finding nothing: its words stand alone
+    alone = answer(route("Which papers evict KV cache entries?"), SOURCES, fake_chat(said))
+    assert alone.refused and alone.refusal == "model"

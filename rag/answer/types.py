@@ -19,7 +19,8 @@ class Answer:
     citations: list[Citation] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     sentences: list[SentenceCheck] = field(default_factory=list)  # each sentence checked against what it cites
-    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.coverage) or "model"
+    refusal: str = ""  # who declined to answer: "" (nobody), "code" (rag.answer.coverage), "judge" (the model's
+    # yes/no on the sources, weighed with the decline score: rag.answer.judge) or "model" (its answer said so)
     comparison: Comparison | None = None  # the table of a comparison answer (its Markdown is the `lead`)
     extract: Extract | None = None  # the abstract sentences quoted before the model wrote (they are the `lead`)
     lead: str = ""  # what opens `text` and was built in code: the quotes, or a comparison's table

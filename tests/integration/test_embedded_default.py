@@ -11,9 +11,12 @@ import pytest
 
 import signal
 
+from rag.answer.grounded import prompt_messages
+from rag.answer.judge import ask as ask_judge
 from rag.errors import ModelError
 from rag.pipeline import TokenEvent, build_pipeline
 from tests.integration.appserver import running_app
+from rag.prompts import JUDGE_INSTRUCTIONS
 from rag.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -31,6 +34,10 @@ def test_real_models_answer_with_a_valid_citation(data_dir, monkeypatch):
         report, stats = pipeline.ensure_ingested()
         assert len(report.papers) == 19 and stats.chunks_written >= 19
         answer = pipeline.ask(QUESTION)
+        # the bundled model's yes/no on the sources (rag.answer.judge) is read from its first token's probabilities
+        assert pipeline.judged is not None
+        said = ask_judge(pipeline.llm, prompt_messages(pipeline.route(QUESTION), answer.sources, (), JUDGE_INSTRUCTIONS))
+        assert said is not None and 0.5 < said < 1.0, said  # DroPE's abstract answers it; a probability, not a word
     assert answer.sources[0].paper.id == "RlPVSeKjoc"
     cited = [c.id for c in answer.citations]
     assert "RlPVSeKjoc" in cited, answer.text

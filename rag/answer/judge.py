@@ -1,0 +1,68 @@
+"""After the quotes, before the model writes: does the model find the answer in the sources it is about to read?
+
+The decline score (rag.answer.coverage) weighs words and cosines. It cannot see that a paper on the question's
+topic leaves out the specific point asked, and that is most of what it keeps of the generated sets' unanswerable
+questions (benchmarks/README.md). The model can read for it. It is asked one yes/no question, placed after the
+same sources and question the answer prompt holds, so the model server reuses what it read for the answer that
+follows; the first token's probabilities give P(yes). That and the decline score's probability go into one
+logistic (`JudgedScore`), fitted on generated sets for an embedder and a chat model (benchmarks/answer_judge.py);
+under its threshold the question is declined. A server that gives no probabilities is read by its one word.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+YES, NO = frozenset({"yes", "是"}), frozenset({"no", "否"})
+TOP_LOGPROBS = 10  # the first token's alternatives read for "Yes" and "No"
+_EDGE = 1e-4  # probabilities are kept this far from 0 and 1 before their logit
+
+
+def _logit(p: float) -> float:
+    p = min(1 - _EDGE, max(_EDGE, p))
+    return math.log(p / (1 - p))
+
+
+def yes_probability(alternatives: Sequence[tuple[str, float]]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) from a first token's (token, logprob) alternatives; None when neither is there."""
+    yes = sum(math.exp(lp) for token, lp in alternatives if token.strip().lower() in YES)
+    no = sum(math.exp(lp) for token, lp in alternatives if token.strip().lower() in NO)
+    return yes / (yes + no) if yes + no else None
+
+
+def ask(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> float | None:
+    """The model's P(yes) for the question its `messages` end with (one token written); None when it says neither."""
+    reply = llm.bind(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS).invoke(list(messages))
+    content = ((reply.response_metadata or {}).get("logprobs") or {}).get("content") or []
+    if content:
+        found = yes_probability([(t["token"], t["logprob"]) for t in content[0].get("top_logprobs") or []])
+        if found is not None:
+            return found
+    word = str(reply.content).strip().lower().rstrip(".。")
+    return 1.0 if word in YES else 0.0 if word in NO else None
+
+
+@dataclass(frozen=True)
+class JudgedScore:
+    """The probability of an answer from the decline score's and the model's: logistic(bias + score x logit(the
+    decline score's probability) + judge x logit(P(yes))); a question under `threshold` is declined."""
+
+    bias: float
+    score: float
+    judge: float
+    threshold: float
+
+    def probability(self, score_p: float, judge_p: float) -> float:
+        z = self.bias + self.score * _logit(score_p) + self.judge * _logit(judge_p)
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @classmethod
+    def of(cls, fitted: Mapping[str, float], threshold: float | None = None) -> "JudgedScore":
+        """From {"bias": .., "score": .., "judge": .., "threshold": ..} (rag.settings.MEASURED_JUDGE)."""
+        return cls(fitted["bias"], fitted["score"], fitted["judge"],
+                   fitted["threshold"] if threshold is None else threshold)

@@ -1,0 +1,115 @@
+"""The model's yes/no on whether the sources answer, weighed with the decline score (rag.answer.judge)."""
+
+import math
+
+import pytest
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from rag.answer.judge import JudgedScore, ask, yes_probability
+from rag.pipeline import QuoteEvent, build_pipeline
+from rag.prompts import INSTRUCTIONS_EN, JUDGE_INSTRUCTIONS
+from rag.settings import Settings
+from tests.fakes import WordHashEmbeddings
+
+
+def said(word: str, yes: float) -> AIMessage:
+    """A one-token reply whose first token's alternatives give "Yes" the probability `yes` (the rest to "No")."""
+    top = [{"token": " Yes", "logprob": math.log(yes)}, {"token": "No", "logprob": math.log(1 - yes)},
+           {"token": "The", "logprob": -9.0}]
+    return AIMessage(word, response_metadata={"logprobs": {"content": [{"token": word, "logprob": -0.1,
+                                                                        "top_logprobs": top}]}})
+
+
+class Recording(GenericFakeChatModel):
+    """A fake chat model that keeps each call's messages and options."""
+
+    calls: list = []
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.calls.append((messages, kwargs))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)  # streaming comes here too
+
+
+def test_yes_is_read_from_the_first_tokens_probabilities_or_its_word():
+    assert yes_probability([(" Yes", math.log(0.3)), ("no", math.log(0.1)), ("The", -1.0)]) == pytest.approx(0.75)
+    assert yes_probability([("是", math.log(0.2)), ("否", math.log(0.2))]) == pytest.approx(0.5)
+    assert yes_probability([("The", -0.1), ("A", -2.0)]) is None
+    llm = Recording(messages=iter([said("No", 0.2), AIMessage("Yes."), AIMessage("Perhaps")]))
+    assert abs(ask(llm, []) - 0.2) < 1e-9
+    assert llm.calls[0][1]["max_tokens"] == 1 and llm.calls[0][1]["logprobs"] is True
+    assert ask(llm, []) == 1.0  # a server without probabilities: its one word
+    assert ask(llm, []) is None  # neither word: no verdict
+
+
+def test_the_combined_score_weighs_both_probabilities():
+    judged = JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 2.0, "threshold": 0.5})
+    assert judged.probability(0.5, 0.5) == 0.5
+    # the model's "no" outweighs a middling score, a confident score outweighs a faint "no"
+    assert judged.probability(0.6, 0.1) < 0.5 < judged.probability(0.99, 0.4)
+    assert JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 1.0, "threshold": 0.5}, threshold=0.2).threshold == 0.2
+
+
+def _pipeline(*replies):
+    llm = Recording(messages=iter(replies))
+    llm.calls = []
+    settings = Settings()
+    settings.embedding.decline_threshold = 0.0  # the decline score keeps everything: the model's yes/no decides
+    pipeline = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=llm)
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5)  # P(answer) = P(yes)
+    pipeline.ensure_ingested()
+    return pipeline, llm
+
+
+def test_a_no_from_the_model_declines_with_the_closest_papers_and_takes_back_the_quotes():
+    pipeline, llm = _pipeline(said("No", 0.1), AIMessage("never asked"))
+    events = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))
+    done = events[-1].answer
+    assert done.refusal == "judge" and done.refused and "do not cover" in done.text and "closest papers found" in done.text
+    quotes = [e.text for e in events if isinstance(e, QuoteEvent)]
+    assert quotes[0] and quotes[-1] == ""  # the quotes were shown, then taken back
+    assert len(llm.calls) == 1  # the answer was never written
+    # the yes/no was asked after the same sources and question the answer prompt holds, in place of its instructions
+    asked = llm.calls[0][0][-1].content
+    assert asked.endswith(JUDGE_INSTRUCTIONS) and "Question: Which paper drops positional embeddings" in asked
+
+
+def test_a_yes_lets_the_model_write_from_the_same_prompt_prefix():
+    pipeline, llm = _pipeline(said("Yes", 0.9), AIMessage("DroPE drops positional embeddings after pretraining [1]."))
+    done = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))[-1].answer
+    assert not done.refused and "DroPE drops positional embeddings" in done.text
+    judge, answer = (messages[-1].content for messages, _ in llm.calls)
+    assert judge.endswith(JUDGE_INSTRUCTIONS) and answer.endswith(INSTRUCTIONS_EN)
+    assert judge[:-len(JUDGE_INSTRUCTIONS)] == answer[:-len(INSTRUCTIONS_EN)]
+
+
+def test_a_given_model_is_not_asked_its_yes_no_and_nor_is_another_chat_model():
+    settings = Settings()
+    assert settings.judged_score() is not None  # the bundled model with the default embedder: fitted
+    assert build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=Recording(messages=iter([]))).judged is None
+    settings.llm.backend = "openai"
+    assert settings.judged_score() is None
+
+
+def test_a_failed_yes_no_call_leaves_the_answer_to_the_model():
+    class NoLogprobs(Recording):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            if kwargs.get("logprobs"):
+                raise RuntimeError("this server does not do logprobs")
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    llm = NoLogprobs(messages=iter([AIMessage("DroPE drops positional embeddings after pretraining [1].")]))
+    settings = Settings()
+    settings.embedding.decline_threshold = 0.0
+    pipeline = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=llm)
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5)
+    pipeline.ensure_ingested()
+    done = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))[-1].answer
+    assert not done.refused and "DroPE drops positional embeddings" in done.text
+
+
+def test_a_comparison_is_not_put_to_the_yes_no():
+    pipeline, llm = _pipeline(AIMessage("DroPE drops positional embeddings [1], while LookaheadKV evicts entries [2]."))
+    done = list(pipeline.stream("How does DroPE differ from LookaheadKV?"))[-1].answer
+    assert not done.refused and len(llm.calls) == 1 and not llm.calls[0][0][-1].content.endswith(JUDGE_INSTRUCTIONS)

@@ -218,6 +218,48 @@ def report(paths: list[str]) -> int:
     return 0
 
 
+def _arrays(paths: list[str], judge: str = "plain") -> dict[str, np.ndarray]:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines()]
+    return {"y": np.array([float(r["kind"] != "unanswerable") for r in rows]),
+            "lang": np.array([r["lang"] for r in rows]),
+            "named": np.array([bool(r["named"]) for r in rows]),
+            "score": np.array([1.0 if r["probability"] is None else r["probability"] for r in rows]),
+            "judge": np.array([0.5 if r.get(judge) is None else r[judge] for r in rows])}
+
+
+def _shares(declined: np.ndarray, a: dict[str, np.ndarray]) -> str:
+    y, lang = a["y"], a["lang"]
+    part = " ".join(f"{g} {declined[(y == 0) & (lang == g)].mean():.3f} / {1 - declined[(y == 1) & (lang == g)].mean():.3f}"
+                    for g in ("en", "zh"))
+    return f"declined {declined[y == 0].mean():.3f}, kept {1 - declined[y == 1].mean():.3f} ({part})"
+
+
+def choose(fit_paths: list[str], test_paths: list[str], keep: float) -> int:
+    """Fit the logistic of the score and the plain wording on `fit_paths`' rows and choose there, together, the
+    threshold before the model (on the score) and the one after its yes/no (on the combination) that decline the
+    most while keeping `keep`; then apply all of it unchanged to `test_paths`' rows, next to the score alone."""
+    a, b = _arrays(fit_paths), _arrays(test_paths)
+    print(f"fit on {len(a['y'])} rows ({int(a['y'].sum())} answerable), tested on {len(b['y'])} "
+          f"({int(b['y'].sum())} answerable); declined / kept, and per language declined / kept")
+    x = lambda d: np.stack([_logit(d["score"]), _logit(d["judge"])], axis=1)  # noqa: E731
+    bias, w = fit(x(a), a["y"])
+    combined = lambda d: 1 / (1 + np.exp(-(bias + x(d) @ w)))  # noqa: E731
+    best = None
+    for t1 in np.arange(0.0, 0.41, 0.05):
+        point = _best_point(combined(a), a["y"], keep, a["named"] | (a["score"] < t1), step=0.01)
+        if point and (best is None or point[1][a["y"] == 0].mean() > best[2][a["y"] == 0].mean()):
+            best = (t1, point[0], point[1])
+    alone = _best_point(a["score"], a["y"], keep, a["named"], step=0.01)
+    print(f"weights: bias {bias:.3f}, score {w[0]:.3f}, judge {w[1]:.3f}")
+    for label, rule in [("the shipped score (0.35)", lambda d: d["named"] | (d["score"] < 0.35)),
+                        *([(f"the score alone, chosen: {alone[0]:.2f}", lambda d: d["named"] | (d["score"] < alone[0]))]
+                          if alone else []),
+                        *([(f"score < {best[0]:.2f}, then combined < {best[1]:.2f}",
+                            lambda d: d["named"] | (d["score"] < best[0]) | (combined(d) < best[1]))] if best else [])]:
+        print(f"  {label:40s} fit: {_shares(rule(a), a)}\n  {'':40s} test: {_shares(rule(b), b)}")
+    return 0
+
+
 def _declined_at(p: np.ndarray, y: np.ndarray, keep: float) -> float:
     """The most unanswerable questions declined by one threshold on `p` while keeping `keep` of the answerable."""
     best = _best_point(p, y, keep)
@@ -230,9 +272,14 @@ def main() -> int:
     ap.add_argument("--corpus", help="the set's test corpus (ingested first; unchanged papers cost nothing)")
     ap.add_argument("-o", "--out", help="rows to write")
     ap.add_argument("--report", nargs="+", help="rows files to report on (no model call)")
+    ap.add_argument("--choose", nargs="+", help="rows to fit and choose both thresholds on (no model call) ...")
+    ap.add_argument("--test", nargs="+", help="... and rows to test that choice on")
+    ap.add_argument("--keep", type=float, default=KEPT_TARGET, help="the answerable share to keep (default %(default)s)")
     args = ap.parse_args()
     if args.report:
         return report(args.report)
+    if args.choose:
+        return choose(args.choose, args.test or args.choose, args.keep)
     if not (args.questions and args.out):
         ap.error("give QUESTIONS and -o OUT, or --report ROWS")
     return collect(args)

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tiktoken
@@ -339,12 +339,24 @@ class Pipeline:
                 raise EmptyIndexError("No papers are indexed yet: run `paperchat ingest corpus/iclr2026_seed.jsonl` first.")
             return self.retriever.papers(queries, filters or Filters(), k, referred, described)
 
+    def judges(self, intent: Intent, turns: Sequence[Exchange] = ()) -> bool:
+        """Is this question put to the model's yes/no (rag.answer.judge)? A first lookup, when it is fitted for
+        this embedder and chat model: what it was fitted and measured on. A comparison is not asked: "how does DroPE
+        differ from LookaheadKV?" with both papers before it got P(yes) 0.53 (abstracts rarely compare themselves);
+        nor a follow-up ("its limits?"), which was not measured."""
+        return self.judged is not None and not turns and intent.kind is Kind.LOOKUP and not intent.papers
+
     def coverage(self, intent: Intent, query: Query, sources: Sequence[Source],
-                 filters: Filters | None = None) -> Coverage | None:
+                 filters: Filters | None = None, turns: Sequence[Exchange] = ()) -> Coverage | None:
         """Whether the sources can answer (rag.answer.coverage): names from the question as written, key terms
-        from English text (the translation, or the glossary's terms, for a question in another language)."""
+        from English text (the translation, or the glossary's terms, for a question in another language). A
+        question the model's yes/no will weigh too is declined here under the lower threshold fitted with it
+        (`JudgedScore.before`), unless a threshold is set."""
         if not self.settings.retrieval.coverage_check:
             return None
+        score = self.settings.embedding.decline_score()
+        if score is not None and self.settings.embedding.decline_threshold is None and self.judges(intent, turns):
+            score = replace(score, threshold=self.judged.before)
         # the model's standalone English query when there is one (a translation, a follow-up with "it" resolved),
         # else the question as written (a foreign one by its glossary terms)
         rewritten = query.rewritten and language(query.text) == "en"
@@ -362,7 +374,7 @@ class Pipeline:
         with self._store():
             return coverage(english, sources, self.index.lexical.document_frequency, self.index.lexical.count(),
                             names_from=[intent.question], nearest=nearest, lexical_top=lexical_top, rewritten=rewritten,
-                            comparison=intent.kind is Kind.COMPARE, score=self.settings.embedding.decline_score())
+                            comparison=intent.kind is Kind.COMPARE, score=score)
 
     def stream(self, question: str, history: Sequence[HistoryItem] = (), filters: Filters | None = None,
                k: int | None = None, pinned: Sequence[str] = ()) -> Iterator[Event]:
@@ -429,7 +441,7 @@ class Pipeline:
         try:
             if refine:
                 # quotes from the first sources at once, while the model's query is awaited (they are replaced after)
-                first = None if intent.papers else self.coverage(intent, query, sources, filters)
+                first = None if intent.papers else self.coverage(intent, query, sources, filters, turns)
                 if sources and (first is None or first.answerable):
                     early = self._lead(intent, query, sources)[0]
                     if early:
@@ -439,7 +451,7 @@ class Pipeline:
                     query = self.search_query(intent, turns)
                     sources = self.retrieve(query.all, filters, k, query.referred, query.described)
                     yield SourcesEvent(sources, query)
-            cover = None if intent.papers else self.coverage(intent, query, sources, filters)
+            cover = None if intent.papers else self.coverage(intent, query, sources, filters, turns)
             if not sources or cover is not None and not cover.answerable:
                 declined = refusal(intent, sources, cover)
                 if early:
@@ -469,11 +481,8 @@ class Pipeline:
         shown = comparison.papers if comparison else sources
         prompt = self.count_tokens(prompt_messages(intent, shown, turns))
         yield WaitEvent(0, self.read_rate.estimate(prompt), prompt)
-        # asked of a first lookup only: what it was fitted and measured on. A comparison is not asked: "how does DroPE
-        # differ from LookaheadKV?" with both papers before it got P(yes) 0.53 (abstracts rarely compare themselves);
-        # nor a follow-up ("its limits?"), which was not measured.
-        judged = (self.judged if cover is not None and cover.probability is not None and not turns
-                  and intent.kind is Kind.LOOKUP else None)
+        judged = (self.judged if cover is not None and cover.probability is not None and self.judges(intent, turns)
+                  else None)
         read = False  # the prompt's shared part was read by the yes/no call: the answer's first token is no rate
         if judged is not None:
             messages = prompt_messages(intent, shown, turns, JUDGE_INSTRUCTIONS)

@@ -88,7 +88,7 @@ MEASURED_DECLINE: dict[str, dict[str, float]] = {
 # (rag.answer.judge.JudgedScore), fitted for an embedder with the bundled model (benchmarks/answer_judge.py). With
 # another chat model, or an embedder missing here, the model is not asked and the decline score alone decides.
 MEASURED_JUDGE: dict[str, dict[str, float]] = {
-    "minilm": {"bias": -2.734, "score": 0.667, "judge": 2.636, "threshold": 0.24},
+    "minilm": {"bias": -2.734, "score": 0.667, "judge": 2.636, "threshold": 0.24, "before": 0.2},
 }
 
 

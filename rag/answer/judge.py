@@ -50,12 +50,15 @@ def ask(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> float | None:
 @dataclass(frozen=True)
 class JudgedScore:
     """The probability of an answer from the decline score's and the model's: logistic(bias + score x logit(the
-    decline score's probability) + judge x logit(P(yes))); a question under `threshold` is declined."""
+    decline score's probability) + judge x logit(P(yes))); a question under `threshold` is declined. The two
+    thresholds are chosen together: a question put to the model is declined before it only under `before` (on the
+    decline score alone), lower than the score's own threshold, and the combination decides the rest."""
 
     bias: float
     score: float
     judge: float
     threshold: float
+    before: float
 
     def probability(self, score_p: float, judge_p: float) -> float:
         z = self.bias + self.score * _logit(score_p) + self.judge * _logit(judge_p)
@@ -63,6 +66,6 @@ class JudgedScore:
 
     @classmethod
     def of(cls, fitted: Mapping[str, float], threshold: float | None = None) -> "JudgedScore":
-        """From {"bias": .., "score": .., "judge": .., "threshold": ..} (rag.settings.MEASURED_JUDGE)."""
+        """From {"bias": .., "score": .., "judge": .., "threshold": .., "before": ..} (rag.settings.MEASURED_JUDGE)."""
         return cls(fitted["bias"], fitted["score"], fitted["judge"],
-                   fitted["threshold"] if threshold is None else threshold)
+                   fitted["threshold"] if threshold is None else threshold, fitted["before"])

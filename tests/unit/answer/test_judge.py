@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage
 from rag.answer.judge import JudgedScore, ask, yes_probability
 from rag.pipeline import QuoteEvent, build_pipeline
 from rag.prompts import INSTRUCTIONS_EN, JUDGE_INSTRUCTIONS
+from rag.question.turns import Exchange
 from rag.settings import Settings
 from tests.fakes import WordHashEmbeddings
 
@@ -44,11 +45,12 @@ def test_yes_is_read_from_the_first_tokens_probabilities_or_its_word():
 
 
 def test_the_combined_score_weighs_both_probabilities():
-    judged = JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 2.0, "threshold": 0.5})
+    judged = JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 2.0, "threshold": 0.5, "before": 0.1})
     assert judged.probability(0.5, 0.5) == 0.5
     # the model's "no" outweighs a middling score, a confident score outweighs a faint "no"
     assert judged.probability(0.6, 0.1) < 0.5 < judged.probability(0.99, 0.4)
-    assert JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 1.0, "threshold": 0.5}, threshold=0.2).threshold == 0.2
+    assert JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 1.0, "threshold": 0.5, "before": 0.1},
+                          threshold=0.2).threshold == 0.2
 
 
 def _pipeline(*replies):
@@ -57,7 +59,7 @@ def _pipeline(*replies):
     settings = Settings()
     settings.embedding.decline_threshold = 0.0  # the decline score keeps everything: the model's yes/no decides
     pipeline = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=llm)
-    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5)  # P(answer) = P(yes)
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5, before=0.0)  # P(answer) = P(yes)
     pipeline.ensure_ingested()
     return pipeline, llm
 
@@ -103,7 +105,7 @@ def test_a_failed_yes_no_call_leaves_the_answer_to_the_model():
     settings = Settings()
     settings.embedding.decline_threshold = 0.0
     pipeline = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=llm)
-    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5)
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5, before=0.0)
     pipeline.ensure_ingested()
     done = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))[-1].answer
     assert not done.refused and "DroPE drops positional embeddings" in done.text
@@ -113,3 +115,21 @@ def test_a_comparison_is_not_put_to_the_yes_no():
     pipeline, llm = _pipeline(AIMessage("DroPE drops positional embeddings [1], while LookaheadKV evicts entries [2]."))
     done = list(pipeline.stream("How does DroPE differ from LookaheadKV?"))[-1].answer
     assert not done.refused and len(llm.calls) == 1 and not llm.calls[0][0][-1].content.endswith(JUDGE_INSTRUCTIONS)
+
+
+def test_a_question_put_to_the_yes_no_is_declined_before_it_only_under_the_lower_threshold():
+    question = "Which papers study skiing injuries on glaciers?"
+    settings = Settings()
+    alone = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=Recording(messages=iter([])))
+    alone.ensure_ingested()
+    intent = alone.route(question)
+    query = alone.search_query(intent)
+    sources = alone.retrieve(query.all)
+    cover = alone.coverage(intent, query, sources)
+    assert not cover.answerable and 0.0 < cover.probability < settings.embedding.decline_score().threshold
+    alone.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5, before=cover.probability / 2)
+    assert alone.coverage(intent, query, sources).answerable  # kept for the model's yes/no to weigh
+    followup = alone.coverage(intent, query, sources, turns=[Exchange("What is DroPE?", "DroPE drops PE [1].")])
+    assert not followup.answerable  # not put to the yes/no: the decline score's own threshold
+    settings.embedding.decline_threshold = 0.35
+    assert not alone.coverage(intent, query, sources).answerable  # a threshold set by the user holds

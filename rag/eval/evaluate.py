@@ -288,7 +288,7 @@ def run(pipeline, questions_path: str | Path, corpus: list[str] | None = None,
 
     def judge(question, history, sources, filters):
         intent, query = routed(question, history)
-        return pipeline.coverage(intent, query, sources[:pipeline.settings.retrieval.k], filters)
+        return pipeline.coverage(intent, query, sources[:pipeline.settings.retrieval.k], filters, history)
 
     report, rows = evaluate_retrieval(questions, retrieve, stated, rewrite, judge)
     if answers:

@@ -494,7 +494,10 @@ class Pipeline:
             except Exception as exc:  # the answer's own call then meets the same fault and says what to do
                 log.warning("the model's yes/no on the sources failed (%s); answering without it", exc.__class__.__name__)
                 said = None
-            if said is not None and judged.probability(cover.probability, said) < judged.threshold:
+            # no verdict (a failed call, neither word): the decline score decides alone, at its own threshold
+            own = self.settings.embedding.decline_score()
+            if (judged.probability(cover.probability, said) < judged.threshold if said is not None
+                    else own is not None and cover.probability < own.threshold):
                 declined = refusal(intent, sources, cover, by="judge")
                 if lead:
                     yield QuoteEvent("")  # the quotes do not stand next to a refusal

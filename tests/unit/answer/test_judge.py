@@ -94,7 +94,7 @@ def test_a_given_model_is_not_asked_its_yes_no_and_nor_is_another_chat_model():
     assert settings.judged_score() is None
 
 
-def test_a_failed_yes_no_call_leaves_the_answer_to_the_model():
+def test_a_failed_yes_no_call_leaves_the_decision_to_the_decline_score_alone():
     class NoLogprobs(Recording):
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
             if kwargs.get("logprobs"):
@@ -109,6 +109,14 @@ def test_a_failed_yes_no_call_leaves_the_answer_to_the_model():
     pipeline.ensure_ingested()
     done = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))[-1].answer
     assert not done.refused and "DroPE drops positional embeddings" in done.text
+    # without a verdict, a question kept only by the lower threshold is declined at the decline score's own
+    weak = "Which papers study skiing injuries on glaciers?"
+    cover = pipeline.coverage(pipeline.route(weak), pipeline.search_query(pipeline.route(weak)), pipeline.retrieve([weak]))
+    settings.embedding.decline_threshold = None
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5, before=cover.probability / 2)
+    assert cover.probability < settings.embedding.decline_score().threshold
+    done = list(pipeline.stream(weak))[-1].answer
+    assert done.refused and done.refusal == "judge"
 
 
 def test_a_comparison_is_not_put_to_the_yes_no():

@@ -247,7 +247,9 @@ def choose(fit_paths: list[str], test_paths: list[str], keep: float) -> int:
     best = None
     for t1 in np.arange(0.0, 0.41, 0.05):
         point = _best_point(combined(a), a["y"], keep, a["named"] | (a["score"] < t1), step=0.01)
-        if point and (best is None or point[1][a["y"] == 0].mean() > best[2][a["y"] == 0].mean()):
+        # the most declined, then the most kept, then the higher t1 (more clear cases declined without the model)
+        rank = lambda declined: (declined[a["y"] == 0].mean(), 1 - declined[a["y"] == 1].mean())  # noqa: E731
+        if point and (best is None or rank(point[1]) >= rank(best[2])):
             best = (t1, point[0], point[1])
     alone = _best_point(a["score"], a["y"], keep, a["named"], step=0.01)
     print(f"weights: bias {bias:.3f}, score {w[0]:.3f}, judge {w[1]:.3f}")

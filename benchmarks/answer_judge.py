@@ -12,10 +12,14 @@ question is also asked the plain wording with its English search query in its pl
     PAPERCHAT_DATA_DIR=<the set's test index> python benchmarks/answer_judge.py DIR/questions.jsonl \
         --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl
     python benchmarks/answer_judge.py --report judge_rows.jsonl [more rows ...]
+    python benchmarks/answer_judge.py --choose rows_to_fit.jsonl ... --test fresh_rows.jsonl ...
 
 The report prints each wording's AUC (answerable against unanswerable), then the share declined at >= 0.95 kept
 by a logistic of the score's and the wording's logits (5-fold cross-validated), after declining first under a
-few pre-model thresholds, next to the score alone; and the mean over 5 shuffles for each combination.
+few pre-model thresholds, next to the score alone; and the mean over 5 shuffles for each combination. `--choose`
+fits the logistic of the score and the plain wording on some rows, chooses there both thresholds together (before
+the model, on the score; after its yes/no, on the combination), and applies them unchanged to other rows
+(rag.settings.MEASURED_JUDGE holds what it printed).
 """
 
 from __future__ import annotations

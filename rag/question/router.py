@@ -235,12 +235,17 @@ FOLLOWUP_TOPIC_FREE_WORDS = 12  # a message this short without a topic of its ow
 ANTECEDENT_WORDS = 4  # content words (or two Chinese characters each) before "it" that give it something to point to
 
 
+# "the paper that drops ...", "the one that evicts ...": "that" opens a description, it points nowhere
+_RELATIVE = re.compile(r"\b(?:paper|one|work|method|approach|model|study|article|framework)s?\s+$", re.IGNORECASE)
+
+
 def is_followup(question: str) -> bool:
     """A question that leans on the conversation: it refers back ("its", "the second one", "[2]", "第三篇": a
     position among the papers shown, as `turns.referred` reads it; "the method", "作者"), is very short, or names no
     topic of its own ("What datasets were used?", "主要结果是什么？")."""
     if ORDINAL.search(question) or any(_points_back(question, m.start()) for pattern in (_FOLLOWUP, _DEFINITE)
-                                       for m in pattern.finditer(question)):
+                                       for m in pattern.finditer(question)
+                                       if not (m.group(0).lower() == "that" and _RELATIVE.search(question[:m.start()]))):
         return True
     if len(question.split()) <= 3 and not re.search(r"[\u4e00-\u9fff]{6,}", question):
         return True

@@ -112,6 +112,11 @@ def test_a_position_among_the_papers_shown_is_a_followup(message):
     ("What method captures human performance from a monocular RGB stream, and how does it handle occlusion?", False),
     ("How does its memory cost compare with FlashAttention?", True),
     ("Compared with LookaheadKV, how does it handle long prompts?", True),
+    # "the paper that ...", "the one that ...": a description, not a pointer back; "that paper" still points back
+    ("How does the paper that drops positional embeddings differ from the one that evicts KV cache entries by "
+     "glimpsing into the future?", False),
+    ("How does that paper handle long prompts?", True),
+    ("How does it differ from the paper that proposes token-indexed parameter scaling?", True),
 ])
 def test_a_message_about_the_papers_shown_is_a_followup_without_a_pronoun(message, followup):
     shown = [Exchange("KV cache?", "A [1]. B [2].", ("A", "B"), ("a", "b"))]

@@ -20,6 +20,9 @@ UNKNOWN_NAME_WHY_EN = " (no indexed paper mentions {names})"
 UNKNOWN_NAME_WHY_ZH = "（索引中没有论文提到 {names}）"
 RARE_TERMS_WHY_EN = " (the closest papers never use its key terms: {terms})"
 RARE_TERMS_WHY_ZH = "（最接近的论文没有用到问题的关键词：{terms}）"
+# a question the model's yes/no declined (rag.answer.judge): the papers were read, not only searched
+JUDGE_WHY_EN = " (read against the question, the closest abstracts do not answer it)"
+JUDGE_WHY_ZH = "（对照问题阅读，最接近的论文摘要没有给出答案）"
 
 SYSTEM_PROMPT = (
     "You are PaperChat, a research assistant for the ICLR 2026 conference. "

@@ -29,6 +29,8 @@ from rag.prompts import (
     COMPARE_SENTENCES,
     INSTRUCTIONS_EN,
     INSTRUCTIONS_ZH,
+    JUDGE_WHY_EN,
+    JUDGE_WHY_ZH,
     RARE_TERMS_WHY_EN,
     RARE_TERMS_WHY_ZH,
     REVIEW_INSTRUCTIONS_EN,
@@ -107,10 +109,13 @@ def closest_titles(sources: Sequence[Source], n: int = 3) -> str:
     return "; ".join(f"\u201c{s.paper.title}\u201d" for s in list(sources)[:n])
 
 
-def refusal_text(intent: Intent, sources: Sequence[Source], cover: Coverage) -> str:
-    """The plain "not covered" answer, in the question's language, with why and the closest papers."""
+def refusal_text(intent: Intent, sources: Sequence[Source], cover: Coverage, by: str = "code") -> str:
+    """The plain "not covered" answer, in the question's language, with why (what decided: `by` the coverage
+    check's names or key terms, or the model's yes/no) and the closest papers."""
     zh = intent.chinese
-    if cover.unknown_names:
+    if by == "judge":
+        why = JUDGE_WHY_ZH if zh else JUDGE_WHY_EN
+    elif cover.unknown_names:
         why = (UNKNOWN_NAME_WHY_ZH if zh else UNKNOWN_NAME_WHY_EN).format(names=", ".join(cover.unknown_names))
     elif cover.missing_terms:
         why = (RARE_TERMS_WHY_ZH if zh else RARE_TERMS_WHY_EN).format(terms=", ".join(cover.missing_terms[:5]))
@@ -157,7 +162,7 @@ def refusal(intent: Intent, sources: Sequence[Source], cover: Coverage | None = 
     if not sources or cover is None:
         text = CANNOT_ANSWER_ZH if intent.chinese else CANNOT_ANSWER
     else:
-        text = refusal_text(intent, sources, cover)
+        text = refusal_text(intent, sources, cover, by)
     return Answer(intent.question, text, list(sources), refusal=by, kind=intent.kind.value)
 
 

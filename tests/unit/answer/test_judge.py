@@ -69,6 +69,7 @@ def test_a_no_from_the_model_declines_with_the_closest_papers_and_takes_back_the
     events = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))
     done = events[-1].answer
     assert done.refusal == "judge" and done.refused and "do not cover" in done.text and "closest papers found" in done.text
+    assert "abstracts do not answer it" in done.text  # why: the papers were read, whatever words they share
     quotes = [e.text for e in events if isinstance(e, QuoteEvent)]
     assert quotes[0] and quotes[-1] == ""  # the quotes were shown, then taken back
     assert len(llm.calls) == 1  # the answer was never written
@@ -141,3 +142,19 @@ def test_a_question_put_to_the_yes_no_is_declined_before_it_only_under_the_lower
     assert not followup.answerable  # not put to the yes/no: the decline score's own threshold
     settings.embedding.decline_threshold = 0.35
     assert not alone.coverage(intent, query, sources).answerable  # a threshold set by the user holds
+
+
+def test_a_refusal_by_the_yes_no_says_the_papers_were_read_not_which_words_they_lack():
+    from rag.answer.coverage import Coverage
+    from rag.answer.grounded import refusal
+    from rag.corpus.papers import Paper
+    from rag.prompts import JUDGE_WHY_ZH
+    from rag.question.router import route
+    from rag.retrieve.search import Source
+
+    sources = [Source(1, Paper(id="RlPVSeKjoc", title="Dropping Positional Embeddings", abstract="DroPE drops PE."), 0.9)]
+    kept = Coverage(True, missing_terms=("glacier",), probability=0.4)
+    by_code = refusal(route("Which papers study glacier skiing?"), sources, kept)
+    assert "key terms: glacier" in by_code.text and by_code.refusal == "code"
+    by_judge = refusal(route("有没有关于冰川滑雪的论文？"), sources, kept, by="judge")
+    assert JUDGE_WHY_ZH in by_judge.text and "glacier" not in by_judge.text and "Dropping Positional" in by_judge.text

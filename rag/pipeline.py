@@ -465,6 +465,9 @@ class Pipeline:
             if ticket is None:
                 ticket = yield from self._wait_for_model()
             if ticket is None:  # the queue is full: the quotes are the answer
+                if self.judges(intent, turns) and self._score_declines(cover):  # no yes/no to weigh: the score alone
+                    yield from self._declined(intent, sources, cover, lead)
+                    return
                 yield DoneEvent(self._busy_answer(intent, sources, lead, extract, comparison))
                 return
             yield from self._write(intent, sources, turns, lead, extract, comparison, cover)
@@ -495,14 +498,9 @@ class Pipeline:
                 log.warning("the model's yes/no on the sources failed (%s); answering without it", exc.__class__.__name__)
                 said = None
             # no verdict (a failed call, neither word): the decline score decides alone, at its own threshold
-            own = self.settings.embedding.decline_score()
             if (judged.probability(cover.probability, said) < judged.threshold if said is not None
-                    else own is not None and cover.probability < own.threshold):
-                declined = refusal(intent, sources, cover, by="judge")
-                if lead:
-                    yield QuoteEvent("")  # the quotes do not stand next to a refusal
-                yield TokenEvent(declined.text)
-                yield DoneEvent(declined)
+                    else self._score_declines(cover)):
+                yield from self._declined(intent, sources, cover, lead)
                 return
         t0 = time.perf_counter()
 
@@ -513,6 +511,20 @@ class Pipeline:
         for item in stream_answer(intent, sources, self.llm, turns, lead, extract, comparison,
                                   first_token=first_token, similarity=self.similarity):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+
+    def _score_declines(self, cover: Coverage) -> bool:
+        """The decline score's verdict at its own threshold, for a question it kept only for the model's yes/no to
+        weigh (`JudgedScore.before`) when there is no yes/no."""
+        own = self.settings.embedding.decline_score()
+        return own is not None and cover.probability is not None and cover.probability < own.threshold
+
+    def _declined(self, intent: Intent, sources: Sequence[Source], cover: Coverage, lead: str) -> Iterator[Event]:
+        """Decline a question the yes/no weighed (or would have): the quotes shown are taken back."""
+        declined = refusal(intent, sources, cover, by="judge")
+        if lead:
+            yield QuoteEvent("")  # the quotes do not stand next to a refusal
+        yield TokenEvent(declined.text)
+        yield DoneEvent(declined)
 
     def _busy_answer(self, intent: Intent, sources: Sequence[Source], lead: str, extract: Extract | None,
                      comparison: Comparison | None) -> Answer:

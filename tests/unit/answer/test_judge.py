@@ -158,3 +158,21 @@ def test_a_refusal_by_the_yes_no_says_the_papers_were_read_not_which_words_they_
     assert "key terms: glacier" in by_code.text and by_code.refusal == "code"
     by_judge = refusal(route("有没有关于冰川滑雪的论文？"), sources, kept, by="judge")
     assert JUDGE_WHY_ZH in by_judge.text and "glacier" not in by_judge.text and "Dropping Positional" in by_judge.text
+
+
+def test_with_a_full_queue_a_question_kept_only_for_the_yes_no_is_declined_by_the_score_alone():
+    weak = "Which papers study skiing injuries on glaciers?"
+    settings = Settings()
+    settings.ui.max_waiting = 0
+    pipeline = build_pipeline(settings, embeddings=WordHashEmbeddings(), llm=Recording(messages=iter([])))
+    pipeline.ensure_ingested()
+    cover = pipeline.coverage(pipeline.route(weak), pipeline.search_query(pipeline.route(weak)), pipeline.retrieve([weak]))
+    pipeline.judged = JudgedScore(bias=0.0, score=0.0, judge=1.0, threshold=0.5, before=cover.probability / 2)
+    holder = pipeline.slots.enter()  # the queue is full: no yes/no can be asked
+    try:
+        done = list(pipeline.stream(weak))[-1].answer
+        assert done.refused and done.refusal == "judge"  # not the quotes of a question the score declines
+        strong = list(pipeline.stream("Which paper drops positional embeddings to extend context?"))[-1].answer
+        assert not strong.refused and "busy" in strong.text  # what the score keeps still gets its quotes
+    finally:
+        holder.release()

@@ -41,13 +41,15 @@ from decline_extra_signals import auc, declined_at_target  # noqa: E402
 from decline_fit import KEPT_TARGET, fit  # noqa: E402
 from rag.answer.coverage import Signals  # noqa: E402
 from rag.answer.grounded import ANSWER_PROMPT, prompt_inputs  # noqa: E402
+from rag.answer.judge import yes_probability  # noqa: E402
 from rag.eval.evaluate import load_questions  # noqa: E402
+from rag.prompts import JUDGE_INSTRUCTIONS  # noqa: E402
 from rag.retrieve.filters import Filters  # noqa: E402
 
 JUDGES = {
     "specific": "Instructions: Does any source above answer the question, about the specific thing it asks and not "
                 "only its general topic? Reply with one word: Yes or No.",
-    "plain": "Instructions: Do the sources above answer the question? Reply with one word: Yes or No.",
+    "plain": JUDGE_INSTRUCTIONS,  # the wording the product asks (rag.answer.judge)
     # the same asked the other way round (a small model leans to "Yes"): P(answer) = P(No)
     "none": "Instructions: Is it true that none of the sources above answers the question? Reply with one word: "
             "Yes or No.",
@@ -55,14 +57,10 @@ JUDGES = {
     "which": "Instructions: Which source above answers the question? Reply with the source's number only, or 0 if "
              "none of them answers it.",
 }
-YES, NO = {"yes", "是"}, {"no", "否"}
-
-
 def p_yes(top: list) -> float:
     """P(yes) / (P(yes) + P(no)) over the first token's top log-probabilities (0.5 when neither is there)."""
-    yes = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in YES)
-    no = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in NO)
-    return yes / (yes + no) if yes + no else 0.5
+    found = yes_probability([(t.token, t.logprob) for t in top])
+    return 0.5 if found is None else found
 
 
 def p_answer(name: str, top: list) -> float:
@@ -105,30 +103,25 @@ def collect(args) -> int:
                        "signals": dict(zip(Signals.names(), cover.signals.values())) if cover and cover.signals else None,
                        "probability": cover.probability if cover else None}
                 inputs = prompt_inputs(intent, sources)
-                for name, instruction in JUDGES.items():
-                    messages = ANSWER_PROMPT.format_messages(**{**inputs, "instructions": instruction})
+
+                def asked(name: str, instruction: str, question: str | None = None) -> tuple[float | None, float, str]:
+                    """P(answer) as `name` reads it, the seconds the call took, and the token written."""
+                    messages = ANSWER_PROMPT.format_messages(**{**inputs, "instructions": instruction,
+                                                                **({"question": question} if question else {})})
                     t0 = time.perf_counter()
                     reply = client.chat.completions.create(
                         model=llm.model_name, messages=[_convert_message_to_dict(m) for m in messages],
                         max_tokens=1, temperature=0, logprobs=True, top_logprobs=10)
                     choice = reply.choices[0]
-                    row[name] = (round(p_answer(name, choice.logprobs.content[0].top_logprobs), 4)
-                                 if choice.logprobs else None)
-                    row[f"{name}_s"] = round(time.perf_counter() - t0, 2)
-                    row[f"{name}_token"] = choice.message.content
+                    p = round(p_answer(name, choice.logprobs.content[0].top_logprobs), 4) if choice.logprobs else None
+                    return p, round(time.perf_counter() - t0, 2), choice.message.content
+
+                for name, instruction in JUDGES.items():
+                    row[name], row[f"{name}_s"], row[f"{name}_token"] = asked(name, instruction)
                 # a Chinese question asked again with its English search query in its place (the sources stay)
                 row["plain_en"] = row["plain_en_s"] = None
                 if intent.chinese and query.text.strip() and query.text.strip() != intent.question.strip():
-                    messages = ANSWER_PROMPT.format_messages(**{**inputs, "question": query.text.strip(),
-                                                                "instructions": JUDGES["plain"]})
-                    t0 = time.perf_counter()
-                    reply = client.chat.completions.create(
-                        model=llm.model_name, messages=[_convert_message_to_dict(m) for m in messages],
-                        max_tokens=1, temperature=0, logprobs=True, top_logprobs=10)
-                    choice = reply.choices[0]
-                    row["plain_en"] = (round(p_answer("plain", choice.logprobs.content[0].top_logprobs), 4)
-                                       if choice.logprobs else None)
-                    row["plain_en_s"] = round(time.perf_counter() - t0, 2)
+                    row["plain_en"], row["plain_en_s"], _ = asked("plain", JUDGES["plain"], query.text.strip())
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 print(f"{i}/{len(questions)} {q['qid']} {q['kind']} {q['lang']} p={row['probability']} "

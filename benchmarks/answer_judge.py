@@ -7,17 +7,21 @@ For each single question of a generated set (lookups, comparisons, unanswerable 
 searches it (a Chinese question through the model's translation), it writes one row: the decline score's
 signals and probability, and for each wording in JUDGES the probability that the sources answer, with the
 seconds each call took (the first reads the whole prompt; the others only their own instructions); a Chinese
-question is also asked the plain wording with its English search query in its place (`plain_en`):
+question is also asked the plain wording with its English search query in its place (`plain_en`); and the sources'
+closeness to the question (`close`: rag.answer.judge.closeness, no model call). `--reuse` takes the model's columns
+from earlier rows of a question searched again with the same query to the same papers, so a new column costs no
+model time:
 
     PAPERCHAT_DATA_DIR=<the set's test index> python benchmarks/answer_judge.py DIR/questions.jsonl \
-        --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl
+        --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl [--reuse earlier_rows.jsonl]
     python benchmarks/answer_judge.py --report judge_rows.jsonl [more rows ...]
     python benchmarks/answer_judge.py --choose rows_to_fit.jsonl ... --test fresh_rows.jsonl ...
 
 The report prints each wording's AUC (answerable against unanswerable), then the share declined at >= 0.95 kept
 by a logistic of the score's and the wording's logits (5-fold cross-validated), after declining first under a
 few pre-model thresholds, next to the score alone; and the mean over 5 shuffles for each combination. `--choose`
-fits the logistic of the score and the plain wording on some rows, chooses there both thresholds together (before
+fits the logistic of the score and the plain wording (and then also the closeness, when the rows have it) on some
+rows, chooses there both thresholds together (before
 the model, on the score; after its yes/no, on the combination), and applies them unchanged to other rows
 (rag.settings.MEASURED_JUDGE holds what it printed).
 """
@@ -88,6 +92,8 @@ def collect(args) -> int:
         llm = pipeline.llm
         client = OpenAI(base_url=llm.openai_api_base, api_key="local")
         k = settings.retrieval.k
+        # rows of an earlier run whose model columns stand for a question searched the same way again
+        reused = {r["qid"]: r for p in args.reuse or [] for r in map(json.loads, Path(p).read_text(encoding="utf-8").splitlines())}
         questions = [q for q in load_questions(args.questions)
                      if q["kind"] in ("lookup", "compare", "unanswerable") and "turns" not in q]
         with open(args.out, "w", encoding="utf-8") as out:
@@ -102,6 +108,15 @@ def collect(args) -> int:
                        "named": bool(cover and cover.unknown_names),
                        "signals": dict(zip(Signals.names(), cover.signals.values())) if cover and cover.signals else None,
                        "probability": cover.probability if cover else None}
+                t0 = time.perf_counter()
+                row["close"] = pipeline.closeness(query, sources)
+                row["close_s"] = round(time.perf_counter() - t0, 2)
+                earlier = reused.get(q["qid"])
+                if earlier is not None and earlier["retrieved"] == row["retrieved"] and earlier["query"] == row["query"]:
+                    row.update({key: earlier[key] for key in earlier if key not in row})  # the yes/no columns
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    print(f"{i}/{len(questions)} {q['qid']} close={row['close']} (yes/no columns reused)", flush=True)
+                    continue
                 inputs = prompt_inputs(intent, sources)
 
                 def asked(name: str, instruction: str, question: str | None = None) -> tuple[float | None, float, str]:
@@ -198,9 +213,13 @@ def report(paths: list[str]) -> int:
     # steadier figures: declined at >= KEPT_TARGET kept, cross-validated, the mean of 5 shuffles
     names = [n for n in JUDGES if all(r.get(n) is not None for r in rows)]
     print("\nmean of 5 shuffled 5-fold fits, declined at kept >= 0.95 (all / en / zh):")
+    closes = all(r.get("close") is not None for r in rows)  # the sources' closeness (raw cosine, not a logit)
     for label, cols in [("the score", []), *[(f"the score + {n}", [n]) for n in names],
-                        (f"the score + {' + '.join(names)}", names)]:
-        x = np.stack([_logit(score), *[_logit(np.array([r[n] for r in rows])) for n in cols]], axis=1)
+                        (f"the score + {' + '.join(names)}", names),
+                        *([("the score + closeness", ["close"]), ("the score + plain + closeness", ["plain", "close"])]
+                          if closes and "plain" in names else [])]:
+        x = np.stack([_logit(score), *[np.array([r[n] for r in rows]) if n == "close" else
+                                       _logit(np.array([r[n] for r in rows])) for n in cols]], axis=1)
         parts = [declined_at_target(x[m], y[m], named[m]) for m in (lang == lang, lang == "en", lang == "zh")]
         print(f"  {label:40s} " + " / ".join(f"{v:.3f}" for v in parts))
     # the whole curve, one shuffle at a time: the score alone against the score and each wording
@@ -221,7 +240,8 @@ def _arrays(paths: list[str], judge: str = "plain") -> dict[str, np.ndarray]:
             "lang": np.array([r["lang"] for r in rows]),
             "named": np.array([bool(r["named"]) for r in rows]),
             "score": np.array([1.0 if r["probability"] is None else r["probability"] for r in rows]),
-            "judge": np.array([0.5 if r.get(judge) is None else r[judge] for r in rows])}
+            "judge": np.array([0.5 if r.get(judge) is None else r[judge] for r in rows]),
+            "close": np.array([np.nan if r.get("close") is None else r["close"] for r in rows])}
 
 
 def _shares(declined: np.ndarray, a: dict[str, np.ndarray]) -> str:
@@ -232,30 +252,39 @@ def _shares(declined: np.ndarray, a: dict[str, np.ndarray]) -> str:
 
 
 def choose(fit_paths: list[str], test_paths: list[str], keep: float) -> int:
-    """Fit the logistic of the score and the plain wording on `fit_paths`' rows and choose there, together, the
-    threshold before the model (on the score) and the one after its yes/no (on the combination) that decline the
-    most while keeping `keep`; then apply all of it unchanged to `test_paths`' rows, next to the score alone."""
+    """Fit the logistic of the score and the plain wording (and, when every row has it, the closeness) on
+    `fit_paths`' rows and choose there, together, the threshold before the model (on the score) and the one after
+    its yes/no (on the combination) that decline the most while keeping `keep`; then apply all of it unchanged to
+    `test_paths`' rows, next to the score alone."""
     a, b = _arrays(fit_paths), _arrays(test_paths)
     print(f"fit on {len(a['y'])} rows ({int(a['y'].sum())} answerable), tested on {len(b['y'])} "
           f"({int(b['y'].sum())} answerable); declined / kept, and per language declined / kept")
-    x = lambda d: np.stack([_logit(d["score"]), _logit(d["judge"])], axis=1)  # noqa: E731
-    bias, w = fit(x(a), a["y"])
-    combined = lambda d: 1 / (1 + np.exp(-(bias + x(d) @ w)))  # noqa: E731
-    best = None
-    for t1 in np.arange(0.0, 0.41, 0.05):
-        point = _best_point(combined(a), a["y"], keep, a["named"] | (a["score"] < t1), step=0.01)
-        # the most declined, then the most kept, then the higher t1 (more clear cases declined without the model)
-        rank = lambda declined: (declined[a["y"] == 0].mean(), 1 - declined[a["y"] == 1].mean())  # noqa: E731
-        if point and (best is None or rank(point[1]) >= rank(best[2])):
-            best = (t1, point[0], point[1])
+    rules = [("the shipped score (0.35)", lambda d: d["named"] | (d["score"] < 0.35))]
     alone = _best_point(a["score"], a["y"], keep, a["named"], step=0.01)
-    print(f"weights: bias {bias:.3f}, score {w[0]:.3f}, judge {w[1]:.3f}")
-    for label, rule in [("the shipped score (0.35)", lambda d: d["named"] | (d["score"] < 0.35)),
-                        *([(f"the score alone, chosen: {alone[0]:.2f}", lambda d: d["named"] | (d["score"] < alone[0]))]
-                          if alone else []),
-                        *([(f"score < {best[0]:.2f}, then combined < {best[1]:.2f}",
-                            lambda d: d["named"] | (d["score"] < best[0]) | (combined(d) < best[1]))] if best else [])]:
-        print(f"  {label:40s} fit: {_shares(rule(a), a)}\n  {'':40s} test: {_shares(rule(b), b)}")
+    if alone:
+        rules.append((f"the score alone, chosen: {alone[0]:.2f}", lambda d: d["named"] | (d["score"] < alone[0])))
+    forms = [("score + yes/no", ["judge"])]
+    if not (np.isnan(a["close"]).any() or np.isnan(b["close"]).any()):
+        forms.append(("score + yes/no + closeness", ["judge", "close"]))
+    for label, extra in forms:
+        x = lambda d, extra=extra: np.stack([_logit(d["score"]), *(  # noqa: E731
+            _logit(d[c]) if c == "judge" else d[c] for c in extra)], axis=1)
+        bias, w = fit(x(a), a["y"])
+        combined = lambda d, x=x, bias=bias, w=w: 1 / (1 + np.exp(-(bias + x(d) @ w)))  # noqa: E731
+        best = None
+        for t1 in np.arange(0.0, 0.41, 0.01):
+            point = _best_point(combined(a), a["y"], keep, a["named"] | (a["score"] < t1), step=0.01)
+            # the most declined, then the most kept, then the higher t1 (more clear cases declined without the model)
+            rank = lambda declined: (declined[a["y"] == 0].mean(), 1 - declined[a["y"] == 1].mean())  # noqa: E731
+            if point and (best is None or rank(point[1]) >= rank(best[2])):
+                best = (t1, point[0], point[1])
+        print(f"{label}: weights bias {bias:.3f}, " + ", ".join(f"{n} {v:.3f}" for n, v in zip(["score", *extra], w)))
+        if best:
+            rules.append((f"{label}: score < {best[0]:.2f}, then < {best[1]:.2f}",
+                          lambda d, t1=best[0], t2=best[1], combined=combined: d["named"] | (d["score"] < t1)
+                          | (combined(d) < t2)))
+    for label, rule in rules:
+        print(f"  {label:52s} fit: {_shares(rule(a), a)}\n  {'':52s} test: {_shares(rule(b), b)}")
     return 0
 
 
@@ -270,6 +299,8 @@ def main() -> int:
     ap.add_argument("questions", nargs="?", help="questions.jsonl of a generated set")
     ap.add_argument("--corpus", help="the set's test corpus (ingested first; unchanged papers cost nothing)")
     ap.add_argument("-o", "--out", help="rows to write")
+    ap.add_argument("--reuse", nargs="+", help="earlier rows of these questions: a question searched with the same query "
+                    "to the same papers keeps its yes/no columns (no model call for them); new columns are computed")
     ap.add_argument("--report", nargs="+", help="rows files to report on (no model call)")
     ap.add_argument("--choose", nargs="+", help="rows to fit and choose both thresholds on (no model call) ...")
     ap.add_argument("--test", nargs="+", help="... and rows to test that choice on")

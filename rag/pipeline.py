@@ -32,7 +32,7 @@ from rag.answer.counts import aggregate_text
 from rag.answer.coverage import AGREEMENT_TOP, Coverage, coverage
 from rag.answer.extract import Extract, quote
 from rag.answer.grounded import closest_titles, prompt_messages, refusal, stream_answer
-from rag.answer.judge import JudgedScore, ask as ask_judge
+from rag.answer.judge import JudgedScore, ask as ask_judge, closeness
 from rag.answer.reviews import review_sources, reviewed_papers
 from rag.answer.support import Similarity
 from rag.answer.types import Answer
@@ -470,17 +470,18 @@ class Pipeline:
                     return
                 yield DoneEvent(self._busy_answer(intent, sources, lead, extract, comparison))
                 return
-            yield from self._write(intent, sources, turns, lead, extract, comparison, cover)
+            yield from self._write(intent, sources, turns, lead, extract, comparison, cover, query)
         finally:
             if ticket is not None:
                 ticket.release()
 
     def _write(self, intent: Intent, sources: Sequence[Source], turns: Sequence[Exchange], lead: str = "",
                extract: Extract | None = None, comparison: Comparison | None = None,
-               cover: Coverage | None = None) -> Iterator[Event]:
+               cover: Coverage | None = None, query: Query | None = None) -> Iterator[Event]:
         """The model's part (the caller holds a model slot): the estimate; for a question the decline score weighed,
-        the model's yes/no on whether the sources answer it (rag.answer.judge), which may decline it; then the
-        model's text and the final answer."""
+        the model's yes/no on whether the sources answer it, weighed with the score and how close `query` is to the
+        sources' best sentences (rag.answer.judge), which may decline it; then the model's text and the final
+        answer."""
         shown = comparison.papers if comparison else sources
         prompt = self.count_tokens(prompt_messages(intent, shown, turns))
         yield WaitEvent(0, self.read_rate.estimate(prompt), prompt)
@@ -498,7 +499,8 @@ class Pipeline:
                 log.warning("the model's yes/no on the sources failed (%s); answering without it", exc.__class__.__name__)
                 said = None
             # no verdict (a failed call, neither word): the decline score decides alone, at its own threshold
-            if (judged.probability(cover.probability, said) < judged.threshold if said is not None
+            close = self.closeness(query, sources) if said is not None and query is not None and judged.closeness else 0.0
+            if (judged.probability(cover.probability, said, close) < judged.threshold if said is not None
                     else self._score_declines(cover)):
                 yield from self._declined(intent, sources, cover, lead)
                 return
@@ -511,6 +513,10 @@ class Pipeline:
         for item in stream_answer(intent, sources, self.llm, turns, lead, extract, comparison,
                                   first_token=first_token, similarity=self.similarity):
             yield DoneEvent(item) if isinstance(item, Answer) else TokenEvent(item)
+
+    def closeness(self, query: Query, sources: Sequence[Source]) -> float:
+        """How close the English search text is to the sources' best sentences (rag.answer.judge.closeness)."""
+        return closeness(query.text, sources, query_terms(self.index, query.all), self.similarity)
 
     def _score_declines(self, cover: Coverage) -> bool:
         """The decline score's verdict at its own threshold, for a question it kept only for the model's yes/no to

@@ -84,13 +84,14 @@ MEASURED_DECLINE: dict[str, dict[str, float]] = {
                "rewritten": 0.99, "threshold": 0.35},
 }
 
-# The bundled chat model's yes/no on whether the sources answer, weighed with the decline score's probability
-# (rag.answer.judge.JudgedScore), fitted for an embedder with the bundled model (benchmarks/answer_judge.py). With
-# another chat model, or an embedder missing here, the model is not asked and the decline score alone decides.
-# Fitted, and both thresholds chosen together at >= 0.95 kept, on LO14 + LK14 + LK15 (200 questions); tested
-# unchanged on the fresh LK16 + LO16 (benchmarks/README.md: `answer_judge.py --choose ... --test ...`).
+# The bundled chat model's yes/no on whether the sources answer, weighed with the decline score's probability and
+# the sources' closeness to the question (multilingual-e5's cosine; rag.answer.judge.JudgedScore), fitted for an
+# embedder with the bundled model (benchmarks/answer_judge.py). With another chat model, or an embedder missing
+# here, the model is not asked and the decline score alone decides. Fitted, and both thresholds chosen together at
+# >= 0.95 kept, on LO14 + LK14 + LK15 (200 questions); tested unchanged on LK16 + LO16 (benchmarks/README.md:
+# `answer_judge.py --choose ... --test ...`).
 MEASURED_JUDGE: dict[str, dict[str, float]] = {
-    "minilm": {"bias": -1.486, "score": 0.466, "judge": 2.34, "threshold": 0.21, "before": 0.05},
+    "minilm": {"bias": -18.586, "score": 0.404, "judge": 1.985, "closeness": 19.713, "threshold": 0.25, "before": 0.01},
 }
 
 

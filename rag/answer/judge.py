@@ -4,9 +4,12 @@ The decline score (rag.answer.coverage) weighs words and cosines. It cannot see 
 topic leaves out the specific point asked, and that is most of what it keeps of the generated sets' unanswerable
 questions (benchmarks/README.md). The model can read for it. It is asked one yes/no question, placed after the
 same sources and question the answer prompt holds, so the model server reuses what it read for the answer that
-follows; the first token's probabilities give P(yes). That and the decline score's probability go into one
-logistic (`JudgedScore`), fitted on generated sets for an embedder and a chat model (benchmarks/answer_judge.py);
-under its threshold the question is declined. A server that gives no probabilities is read by its one word.
+follows; the first token's probabilities give P(yes). That, the decline score's probability, and how close in
+meaning the question is to the best sentence of any source (`closeness`: a second embedder, multilingual-e5, reading
+the sentence the quotes would pick; it tells a sentence that says what is asked from one that shares its words) go
+into one logistic (`JudgedScore`), fitted on generated sets for an embedder and a chat model
+(benchmarks/answer_judge.py); under its threshold the question is declined. A server that gives no probabilities is
+read by its one word.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+
+from rag.answer.support import Similarity
+from rag.retrieve.passages import Terms, ranked_sentences
+from rag.retrieve.search import Source
 
 YES, NO = frozenset({"yes", "是"}), frozenset({"no", "否"})
 TOP_LOGPROBS = 10  # the first token's alternatives read for "Yes" and "No"
@@ -47,10 +54,18 @@ def ask(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> float | None:
     return 1.0 if word in YES else 0.0 if word in NO else None
 
 
+def closeness(question: str, sources: Sequence[Source], terms: Terms, similarity: Similarity) -> float:
+    """The cosine of `question` (the English search text) to the closest of the sources' best sentences, each
+    source's best by the question's words (rag.retrieve.passages: the sentence its quote would be)."""
+    best = [ranked[0][2] for s in sources if (ranked := ranked_sentences(s.paper.abstract, terms))]
+    return round(similarity(question, best, question=True), 4) if best else 0.0
+
+
 @dataclass(frozen=True)
 class JudgedScore:
-    """The probability of an answer from the decline score's and the model's: logistic(bias + score x logit(the
-    decline score's probability) + judge x logit(P(yes))); a question under `threshold` is declined. The two
+    """The probability of an answer from the decline score's, the model's and the sources' closeness: logistic(bias +
+    score x logit(the decline score's probability) + judge x logit(P(yes)) + closeness x the cosine of `closeness`);
+    a question under `threshold` is declined. The two
     thresholds are chosen together: a question put to the model is declined before it only under `before` (on the
     decline score alone), lower than the score's own threshold, and the combination decides the rest."""
 
@@ -59,13 +74,15 @@ class JudgedScore:
     judge: float
     threshold: float
     before: float
+    closeness: float = 0.0
 
-    def probability(self, score_p: float, judge_p: float) -> float:
-        z = self.bias + self.score * _logit(score_p) + self.judge * _logit(judge_p)
+    def probability(self, score_p: float, judge_p: float, close: float = 0.0) -> float:
+        z = self.bias + self.score * _logit(score_p) + self.judge * _logit(judge_p) + self.closeness * close
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     @classmethod
     def of(cls, fitted: Mapping[str, float], threshold: float | None = None) -> "JudgedScore":
-        """From {"bias": .., "score": .., "judge": .., "threshold": .., "before": ..} (rag.settings.MEASURED_JUDGE)."""
+        """From {"bias": .., "score": .., "judge": .., "closeness": .., "threshold": .., "before": ..}
+        (rag.settings.MEASURED_JUDGE)."""
         return cls(fitted["bias"], fitted["score"], fitted["judge"],
-                   fitted["threshold"] if threshold is None else threshold, fitted["before"])
+                   fitted["threshold"] if threshold is None else threshold, fitted["before"], fitted.get("closeness", 0.0))

@@ -36,11 +36,12 @@ refer refers presented presents introduced introduces proposed relevant related 
 
 
 class Similarity(Protocol):
-    """A claim's cosine to the closest of some sentences, in any language (rag.models.embeddings.SentenceSimilarity)."""
+    """A claim's cosine to the closest of some sentences, in any language; a `question` is embedded as a search
+    query (rag.models.embeddings.SentenceSimilarity)."""
 
     floor: float  # under this, the claim is not supported by those sentences
 
-    def __call__(self, text: str, sentences: list[str]) -> float: ...
+    def __call__(self, text: str, sentences: list[str], question: bool = False) -> float: ...
 
 
 @dataclass(frozen=True)

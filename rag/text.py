@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import quote
 
 # -- words --------------------------------------------------------------------------------------------
@@ -27,6 +28,16 @@ existing way ways show shows find look looking kind kinds one ones e g eg etc li
     # the frame of a question typed in a chat ("Has anyone ever tried ...", "Have you seen work on ..."), not its topic:
     # rare in abstracts ("tried" is in 11 of 19,630), so as search terms they would outweigh the topic's own words
     "anyone anybody someone somebody tried try trying ever looked seen heard wonder wondered wondering".split())
+
+# The words more than 0.15% of the whole conference's papers use (scripts/common_words.py writes the list): ordinary
+# words of ML abstracts, never a question's rare topic word (rag.answer.coverage).
+COMMON_WORDS = Path(__file__).with_name("common_words.txt")
+
+
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    return frozenset(COMMON_WORDS.read_text(encoding="utf-8").split()) if COMMON_WORDS.exists() else frozenset()
+
 
 # A word: a run of letters or digits, where CJK and other scripts part ("用Transformer做" is three words).
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

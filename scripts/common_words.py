@@ -1,4 +1,4 @@
-"""Write rag/answer/common_words.txt: the words of ML abstracts too common to be a question's topic word.
+"""Write rag/common_words.txt: the words of ML abstracts too common to be a question's topic word.
 
     python scripts/common_words.py [corpus/iclr2026.jsonl.gz]
 
@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.coverage import COMMON_WORDS, RARE_SHARE  # noqa: E402
+from rag.answer.coverage import RARE_SHARE  # noqa: E402
 from rag.corpus.papers import load_file  # noqa: E402
-from rag.text import query_terms, stem  # noqa: E402
+from rag.text import COMMON_WORDS, query_terms, stem  # noqa: E402
 
 
 def main() -> None:

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.coverage import common_words, paper_names
+from rag.answer.coverage import paper_names
 from rag.retrieve.search import Source
-from rag.text import introduced_names, names_paper, split_sentences, title_name
+from rag.text import common_words, introduced_names, names_paper, split_sentences, title_name
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")

@@ -14,19 +14,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
-from functools import lru_cache
-from pathlib import Path
 
 from rag.retrieve.search import Source
-from rag.text import coined_names, has_cjk, query_terms, stem, word_set
+from rag.text import coined_names, common_words, has_cjk, query_terms, stem, word_set
 
 # A term in at most this share of the index's chunks is a topic word worth checking. A share, not a count, so
 # it means the same in 19 papers as in 19,630: it is the former absolute 30 chunks of the full conference's
 # 19,657 (0.15%); an absolute count made every word of a small corpus "rare".
 RARE_SHARE = 30 / 19_657
-# Words more than RARE_SHARE of the whole conference's papers use (scripts/common_words.py): never rare, however
+# The words more than RARE_SHARE of the whole conference's papers use (rag.text.common_words) are never rare, however
 # few papers of a small index hold them ("compression" in a 19-paper corpus is absent by chance, not exotic).
-COMMON_WORDS = Path(__file__).with_name("common_words.txt")
 AGREEMENT_TOP = 5  # papers of each list (dense, lexical) compared for `Signals.agreement`
 # Words of the question itself, not of its topic (they are rare in abstracts, so they would look like topics; or they
 # frame what is asked, "the main contribution", "the challenge faced", "its impact on", and the paper that answers
@@ -37,11 +34,6 @@ relationship relate relates regarding terms introduced introduce introduces addr
 affect affects role purpose goal insight insights advantage advantages
 oral orals poster posters accepted rejected withdrawn spotlight area areas iclr conference
 compare compared comparing comparison contrast differ differs difference differences versus vs pinned""".split())
-
-
-@lru_cache(maxsize=1)
-def common_words() -> frozenset[str]:
-    return frozenset(COMMON_WORDS.read_text(encoding="utf-8").split()) if COMMON_WORDS.exists() else frozenset()
 
 
 def paper_names(text: str) -> set[str]:

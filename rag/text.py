@@ -209,6 +209,36 @@ def split_sentences(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+# A line break inside a sentence of an abstract pasted from a PDF (a quarter of ICLR 2026's have them): one not after
+# an end of sentence, a colon or another break
+_WRAP = re.compile(r"(?<![.!?:;。！？：；\n])[ \t]*\n(?!\s*\n)[ \t]*")
+_WRAPPED_WORD = re.compile(r"([A-Za-z]+)-[ \t]*\n[ \t]*([A-Za-z]+)")  # "secu-\nrity", "real-\nworld"
+
+
+def unwrapped(text: str) -> str:
+    """`text` without the line breaks of a PDF's layout: a word broken across lines is joined ("secu-\nrity" ->
+    "security") when the joined word is an ordinary word of ML abstracts or of this text, else it keeps its hyphen
+    ("real-\nworld" -> "real-world", "Kolmogorov-\nArnold" -> "Kolmogorov-Arnold"); any other break inside a
+    sentence becomes a space. Paragraph breaks and breaks after an end of sentence stay."""
+    if "\n" not in text:
+        return text
+    text = re.sub(r"[ \t\r]+\n", "\n", text)
+    known = common_words() | STOP_WORDS | set(words(_WRAPPED_WORD.sub(" ", text)))
+
+    def join(m: re.Match) -> str:
+        whole = m.group(1) + m.group(2)
+        return whole if m.group(2).islower() and whole.lower() in known else f"{m.group(1)}-{m.group(2)}"
+
+    return _WRAP.sub(" ", _WRAPPED_WORD.sub(join, text))
+
+
+def abstract_sentences(abstract: str) -> list[str]:
+    """An abstract's sentences: `split_sentences` of its `unwrapped` text, so that a line of a PDF's layout is never
+    taken for a sentence (it was quoted as "fective multi-turn attacks, often employing known jailbreaking techniques
+    such")."""
+    return split_sentences(unwrapped(abstract))
+
+
 def cited_numbers(text: str) -> list[int]:
     """The [n] markers of `text`, in order (repeats kept)."""
     return [int(n) for n in _CITE.findall(text)]
@@ -271,7 +301,7 @@ def introduced_names(title: str, abstract: str) -> set[str]:
     """Coined names a paper goes by: in its title, or introduced by a method sentence ("We introduce DroPE"). A
     version's label is not one: "Pusa V1.0" does not go by "V1" (the visual cortex's area in another question)."""
     found = set(_unversioned_names(title))
-    for sentence in split_sentences(abstract):
+    for sentence in abstract_sentences(abstract):
         if any(cue in sentence.lower() for cue in _INTRODUCES):
             found |= set(_unversioned_names(sentence))
     return found

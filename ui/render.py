@@ -171,7 +171,7 @@ def paper_panel(source: Source | None) -> str:
         f"<h3>[{source.n}] {esc(p.title)}</h3>"
         f"<p><b>Status</b> {esc(p.status or 'unknown')} · <b>Area</b> {esc(p.primary_area or '—')}</p>"
         f"<p><b>Keywords</b> {keywords}</p>{tldr}"
-        f"<p class='abstract'>{_highlight(p.abstract, source.passages)}</p>"
+        f"<p class='abstract'>{_highlight(source.abstract, source.passages)}</p>"
         f"<p><a href='{esc(safe_url(p))}' target='_blank' rel='noopener noreferrer'>Open on OpenReview ↗</a>"
         f" · <code>{esc(p.id)}</code></p>"
         "</div>"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from rag.answer.coverage import paper_names
 from rag.retrieve.search import Source
-from rag.text import common_words, introduced_names, names_paper, split_sentences, title_name
+from rag.text import abstract_sentences, common_words, introduced_names, names_paper, split_sentences, title_name
 
 ASPECTS = ("problem", "method", "data", "main result", "limitation")
 ASPECTS_ZH = ("问题", "方法", "数据", "主要结果", "局限")
@@ -98,7 +98,7 @@ _NOT_A_LIMITATION = re.compile(r"address(?:es|ing)? (?:this|these|the) limitatio
 
 def cells_for(source: Source, chinese: bool = False) -> tuple[str, ...]:
     """One abstract sentence per aspect (cited), or "not stated"."""
-    sentences = split_sentences(source.paper.abstract or source.text)
+    sentences = abstract_sentences(source.paper.abstract) if source.paper.abstract else split_sentences(source.text)
     # "To address this limitation, we propose ..." states the method (and earlier work's limits), not this one's
     taken: set[int] = {i for i, s in enumerate(sentences) if _NOT_A_LIMITATION.search(s) and
                        not any(c in s.lower() for c in _CUES["method"])}

@@ -23,8 +23,8 @@ from typing import Protocol
 from rag.corpus.papers import Paper
 from rag.question.glossary import gloss
 from rag.retrieve.search import Source
-from rag.text import cited_numbers, coined_names, content_words, has_cjk, latin_words, numbers, share_held, \
-    split_sentences, states_absence, without_citations, word_set, words
+from rag.text import abstract_sentences, cited_numbers, coined_names, content_words, has_cjk, latin_words, numbers, \
+    share_held, split_sentences, states_absence, without_citations, word_set, words
 
 MIN_SUPPORT = 0.5  # share of a sentence's content words that its cited abstracts must hold
 MIN_SHARE_PER_SOURCE = 0.25  # a sentence citing several sources: each must hold this share of its words
@@ -109,7 +109,7 @@ def _missing_numbers(body: str, evidence: str, cited: Sequence[int] = ()) -> tup
 
 def sentences_of(paper: Paper) -> list[str]:
     """What a paper says, sentence by sentence: its title and its abstract's sentences."""
-    return [paper.title, *split_sentences(paper.abstract)]
+    return [paper.title, *abstract_sentences(paper.abstract)]
 
 
 def _sentences(source: Source) -> list[str]:

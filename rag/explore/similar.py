@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rag.corpus.papers import Paper
 from rag.index.store import PaperIndex
-from rag.text import content_words, query_terms, split_sentences
+from rag.text import abstract_sentences, content_words, query_terms
 
 # Below the embedder's `similar` floor (rag.settings.MEASURED_FLOORS), nothing is "close". For MiniLM it was
 # chosen by measurement on the full corpus (benchmarks/similar_hit.py, 200 papers): a real ICLR paper's nearest
@@ -54,7 +54,7 @@ def differs_note(other: Paper, query_text: str, query_keywords: Sequence[str] = 
     have = set(content_words(query_text)) | {w for k in query_keywords for w in query_terms(k)}
     mine = {k.lower().strip() for k in query_keywords}
     extra = [k for k in other.keywords if k.lower().strip() not in mine and not set(query_terms(k)) <= have]
-    sentences = [s for s in split_sentences(other.abstract) if len(s.split()) >= 5]
+    sentences = [s for s in abstract_sentences(other.abstract) if len(s.split()) >= 5]
     best, best_new = "", 0
     for sentence in sentences:
         new = len(set(content_words(sentence)) - have)

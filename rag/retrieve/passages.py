@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.text import content_words, holds, joined, split_sentences, word_set
+from rag.text import abstract_sentences, content_words, holds, joined, word_set
 
 # Sentences of fewer words are headings or fragments, not claims worth quoting.
 MIN_SENTENCE_WORDS = 6
@@ -56,15 +56,16 @@ class Terms:
 
 def ranked_sentences(text: str, terms: Terms) -> list[tuple[float, int, str]]:
     """(score, position, sentence) of each sentence of `text` long enough to be a claim, best first."""
-    found = [(terms.score(s), i, s) for i, s in enumerate(split_sentences(text)) if len(s.split()) >= MIN_SENTENCE_WORDS]
+    found = [(terms.score(s), i, s) for i, s in enumerate(abstract_sentences(text))
+             if len(s.split()) >= MIN_SENTENCE_WORDS]
     return sorted(found, key=lambda t: (-t[0], t[1]))
 
 
 def focus(text: str, terms: Terms, max_tokens: int, count: Callable[[str], int]) -> tuple[str, ...]:
     """The sentences of `text` that best match the query, in their original order, within `max_tokens` (as
     `count` measures them); the first sentence (the problem an abstract sets out) always comes along. Each is
-    verbatim, so the paper panel can mark exactly what the model read."""
-    sentences = split_sentences(text)
+    verbatim in the `unwrapped` abstract, which the paper panel shows, so it can mark exactly what the model read."""
+    sentences = abstract_sentences(text)
     if not sentences:
         return (text,)
     chosen = {0}

@@ -21,7 +21,7 @@ from rag.index.store import PaperIndex
 from rag.retrieve.filters import Filters
 from rag.retrieve.passages import Terms, focus
 from rag.settings import RetrievalSettings
-from rag.text import language, openreview_url, text_held, word_set
+from rag.text import language, openreview_url, text_held, unwrapped, word_set
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,12 @@ class Source:
     def link(self) -> str:
         """The review on OpenReview for a review source, else the paper's page."""
         return openreview_url(self.paper.id, self.review_id) if self.review_id else self.paper.link
+
+    @property
+    def abstract(self) -> str:
+        """The paper's abstract as it is read and shown: without a PDF's line breaks (rag.text.unwrapped), so that
+        its passages are found in it."""
+        return unwrapped(self.paper.abstract)
 
     @property
     def text(self) -> str:
@@ -233,5 +239,5 @@ def retrieve(index: PaperIndex, queries: str | Sequence[str], settings: Retrieva
 def by_id(index: PaperIndex, paper_ids: Sequence[str]) -> list[Source]:
     """Named papers as sources, in the given order (the pinned papers of a comparison)."""
     records = index.get_papers(list(paper_ids))
-    return [Source(n=i, paper=records[pid], score=1.0, passages=(records[pid].abstract,))
+    return [Source(n=i, paper=records[pid], score=1.0, passages=(unwrapped(records[pid].abstract),))
             for i, pid in enumerate((p for p in paper_ids if p in records), start=1)]

@@ -2,9 +2,9 @@
 
 import pytest
 
-from rag.text import (content_words, coined_names, english_only, introduced_names, joined, language, latin_words,
+from rag.text import (abstract_sentences, content_words, coined_names, english_only, introduced_names, joined, language, latin_words,
                       numbers, openreview_url, query_terms, search_terms, short_name, split_sentences, states_absence, text_held,
-                      web_link, word_set, words)
+                      unwrapped, web_link, word_set, words)
 
 
 @pytest.mark.parametrize("text, lang", [
@@ -80,3 +80,24 @@ def test_links_are_built_in_one_place_and_only_web_links_leave():
 ])
 def test_a_translation_keeps_its_english_and_drops_a_few_untranslated_characters(text, english):
     assert english_only(text) == english
+
+
+# an abstract pasted from a PDF, its lines broken where the page broke them (a quarter of ICLR 2026's abstracts)
+WRAPPED = ("Can off-the-shelf LLMs conduct effective secu-\nrity evaluations without training? Motivated by this,\n"
+           "we study multi-round jailbreaks, which de-\nmand deeper strategies in real-\nworld settings.\n"
+           "Our contributions:\n(1) a benchmark.\n\nA second paragraph.")
+
+
+def test_a_pdf_line_break_inside_a_sentence_is_a_space_and_a_broken_word_is_joined():
+    assert unwrapped(WRAPPED) == ("Can off-the-shelf LLMs conduct effective security evaluations without training? "
+                                  "Motivated by this, we study multi-round jailbreaks, which demand deeper strategies "
+                                  "in real-world settings.\nOur contributions:\n(1) a benchmark.\n\nA second paragraph.")
+    assert abstract_sentences(WRAPPED) == [
+        "Can off-the-shelf LLMs conduct effective security evaluations without training?",
+        "Motivated by this, we study multi-round jailbreaks, which demand deeper strategies in real-world settings.",
+        "Our contributions:", "(1) a benchmark.", "A second paragraph."]
+    # a word broken at a hyphen that is no ordinary word joined keeps its hyphen; text without breaks is unchanged
+    assert unwrapped("the Kolmogorov-\nArnold networks and post-\ntraining") == "the Kolmogorov-Arnold networks and post-training"
+    assert unwrapped("No breaks here.") == "No breaks here."
+    # a model's answer keeps its lines: split_sentences is for text whose lines are items
+    assert split_sentences("- first point [1]\n- second point [2]") == ["- first point [1]", "- second point [2]"]

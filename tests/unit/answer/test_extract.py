@@ -30,3 +30,14 @@ def test_half_of_a_hyphenated_query_word_is_not_a_match():
     assert quote([kv, values], terms).cited == [1]
     assert terms.held("We compress the keyvalue cache of long prompts.") == 0.75  # written as one: key and value held
     assert terms.held("A key insight: value functions and caches.") == 0.5  # both parts, apart: as before
+
+
+def test_a_quote_from_an_abstract_broken_into_pdf_lines_is_a_whole_sentence():
+    abstract = ("Large language models remain vulnerable to jailbreaks, including multi-turn attacks that search for\n"
+                "queries. Prior work builds ef-\nfective multi-turn attacks, often employing known jailbreaking techniques such\n"
+                "as role play, and needs the victim's feedback.")
+    source = Source(1, Paper(id="A", title="Jailbreaks", abstract=abstract), 1.0)
+    got = quote([source], Terms.of(["multi-turn jailbreaking attacks without victim feedback"]))
+    assert [q.sentence for q in got.quotes] == [
+        "Prior work builds effective multi-turn attacks, often employing known jailbreaking techniques such as role "
+        "play, and needs the victim's feedback."]

@@ -92,3 +92,9 @@ def test_the_panel_marks_the_sentences_the_model_read(index):
     source = retrieve(index, "keys and values in the cache", index.settings.retrieval)[0]
     html = render.paper_panel(source)
     assert html.count("<mark>") == len(source.passages) >= 2
+
+
+def test_the_panel_marks_a_passage_of_an_abstract_broken_into_pdf_lines():
+    paper = Paper(id="W", title="Wrapped", abstract="We study KV caches.\nOur method is ef-\nfective at evicting\nentries.")
+    source = Source(1, paper, 0.9, ("Our method is effective at evicting entries.",))
+    assert "<mark>Our method is effective at evicting entries</mark>" in render.paper_panel(source)

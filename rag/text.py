@@ -223,11 +223,17 @@ def unwrapped(text: str) -> str:
     if "\n" not in text:
         return text
     text = re.sub(r"[ \t\r]+\n", "\n", text)
-    known = common_words() | STOP_WORDS | set(words(_WRAPPED_WORD.sub(" ", text)))
+    own: set[str] = set()  # the text's own words, read once, at the first broken word no list knows
 
     def join(m: re.Match) -> str:
-        whole = m.group(1) + m.group(2)
-        return whole if m.group(2).islower() and whole.lower() in known else f"{m.group(1)}-{m.group(2)}"
+        whole, hyphenated = m.group(1) + m.group(2), f"{m.group(1)}-{m.group(2)}"
+        if not m.group(2).islower():
+            return hyphenated
+        if whole.lower() in common_words() or whole.lower() in STOP_WORDS:
+            return whole
+        if not own:
+            own.update(words(_WRAPPED_WORD.sub(" ", text)))
+        return whole if whole.lower() in own else hyphenated
 
     return _WRAP.sub(" ", _WRAPPED_WORD.sub(join, text))
 

@@ -16,6 +16,7 @@ model time:
         --corpus DIR/corpus.jsonl.gz -o judge_rows.jsonl [--reuse earlier_rows.jsonl]
     python benchmarks/answer_judge.py --report judge_rows.jsonl [more rows ...]
     python benchmarks/answer_judge.py --choose rows_to_fit.jsonl ... --test fresh_rows.jsonl ...
+    python benchmarks/answer_judge.py --shipped judge_rows.jsonl ...   # the shipped rule, by kind and language
 
 The report prints each wording's AUC (answerable against unanswerable), then the share declined at >= 0.95 kept
 by a logistic of the score's and the wording's logits (5-fold cross-validated), after declining first under a

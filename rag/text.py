@@ -216,7 +216,7 @@ _WRAPPED_WORD = re.compile(r"([A-Za-z]+)-[ \t]*\n[ \t]*([A-Za-z]+)")  # "secu-\n
 
 
 def unwrapped(text: str) -> str:
-    """`text` without the line breaks of a PDF's layout: a word broken across lines is joined ("secu-\nrity" ->
+    r"""`text` without the line breaks of a PDF's layout: a word broken across lines is joined ("secu-\nrity" ->
     "security") when the joined word is an ordinary word of ML abstracts or of this text, else it keeps its hyphen
     ("real-\nworld" -> "real-world", "Kolmogorov-\nArnold" -> "Kolmogorov-Arnold"); any other break inside a
     sentence becomes a space. Paragraph breaks and breaks after an end of sentence stay."""

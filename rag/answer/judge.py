@@ -80,6 +80,14 @@ class JudgedScore:
         z = self.bias + self.score * _logit(score_p) + self.judge * _logit(judge_p) + self.closeness * close
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
+    def declines(self, score_p: float, judge_p: float | None, close: float = 0.0, alone: float | None = None) -> bool:
+        """The decision after the yes/no on a question the decline score kept (at `before`): under `threshold`
+        weighed with P(yes) and the closeness; without a verdict (`judge_p` None: a failed call, neither word) the
+        decline score alone at its own threshold `alone`, and nothing is declined when there is none."""
+        if judge_p is None:
+            return alone is not None and score_p < alone
+        return self.probability(score_p, judge_p, close) < self.threshold
+
     @classmethod
     def of(cls, fitted: Mapping[str, float], threshold: float | None = None) -> "JudgedScore":
         """From {"bias": .., "score": .., "judge": .., "closeness": .., "threshold": .., "before": ..}

@@ -53,6 +53,15 @@ def test_the_combined_score_weighs_both_probabilities():
                           threshold=0.2).threshold == 0.2
 
 
+def test_the_decision_after_the_yes_no_or_without_one():
+    judged = JudgedScore.of({"bias": 0.0, "score": 1.0, "judge": 2.0, "threshold": 0.5, "before": 0.1})
+    assert judged.declines(0.6, 0.1) and not judged.declines(0.99, 0.4)  # weighed with P(yes), as probability reads
+    assert judged.declines(0.3, 0.1, close=0.0) == (judged.probability(0.3, 0.1) < 0.5)
+    # no verdict (a failed call): the decline score alone at its own threshold, and none means nothing declined
+    assert judged.declines(0.3, None, alone=0.4) and not judged.declines(0.5, None, alone=0.4)
+    assert not judged.declines(0.01, None)
+
+
 def _pipeline(*replies):
     llm = Recording(messages=iter(replies))
     llm.calls = []

@@ -340,7 +340,7 @@ def make_parser() -> argparse.ArgumentParser:
     gen.add_argument("--corpus", default="corpus/iclr2026.jsonl.gz", help="a corpus file with its index snapshot")
     gen.add_argument("--seed", type=int, default=1)
     gen.add_argument("--n", type=int, default=320, help="questions to make")
-    gen.add_argument("--kind", choices=["lookup", "leave_out", "near_miss", "compare", "followup"],
+    gen.add_argument("--kind", choices=["lookup", "leave_out", "near_miss", "compare", "followup", "broad"],
                      help="make only this kind (e.g. followup: conversations only); default: the usual mix")
     gen.add_argument("--out", required=True, help="folder for questions.jsonl, the test corpus and its snapshot")
     gen.set_defaults(func=cmd_evalset)

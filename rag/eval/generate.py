@@ -12,6 +12,10 @@ Kinds (the format of ../shared/eval/README.md, so `paperchat eval` reads it):
   known to be absent.
 * unanswerable (near miss): a real topic (a keyword used by several papers) on a platform, domain or data
   set that no title, abstract or keyword in the corpus mentions.
+* lookup (broad): a question about a topic several papers share (a keyword of at least BROAD_MIN_PAPERS accepted
+  papers in the test corpus), asked as a researcher surveys a field ("Which papers study X?", "What are the main
+  challenges in X?"); every paper with that keyword is gold. Not in the default mix: `--kind broad` makes a set of
+  them, to measure what the decline rules do to questions that no single abstract was written for.
 * compare: two related papers (cosine between COMPARE_MIN and COMPARE_MAX), each described by the model in a
   few words without its name, asked in one of several phrasings drawn at random (prompts.GEN_COMPARE_FRAMES: "How
   does the paper that X differ from the one that Y?", "Two papers: one X, the other Y. How do they differ?", ...).
@@ -55,7 +59,12 @@ GROUNDED = 0.6  # of a description's content words (after its verb), the share i
 _VERB_FIRST = re.compile(r"[A-Za-z][a-z]+s\b")  # "proposes", "Predicts": a verb in the third person opens a description
 TRANSLATION_KEPT = 0.9  # a Chinese question shorter than this (in content, see `keeps_content`) lost its topic
 ABSTRACT_CHARS = 700  # of the abstract shown to the question writer: its problem and method, read in a few seconds on CPU
-MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10}
+MIX = {"lookup": 0.36, "leave_out": 0.25, "near_miss": 0.13, "compare": 0.16, "followup": 0.10,
+       "broad": 0.0}  # broad: only by --kind, so that an earlier seed's default set stays as it was
+BROAD_MIN_PAPERS = 5  # a keyword of this many accepted papers is a topic a survey question can ask about
+BROAD_TEMPLATES = ["Which papers study {topic}?", "Are there papers on {topic}?",
+                   "What methods have been proposed for {topic}?", "What are the main challenges in {topic}?",
+                   "How do recent papers approach {topic}?"]
 
 # Platforms, domains and data sets for near-miss questions; only those no paper mentions are used.
 ABSENT_CANDIDATES = {
@@ -250,7 +259,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
                 extra = {**extra, "english": text}
                 text, lang = translated, "zh"
         qid = f"G{seed}-{kind[:2].upper()}-{len(questions) + 1:03d}"
-        questions.append({"qid": qid, "kind": "unanswerable" if kind in ("leave_out", "near_miss") else kind,
+        questions.append({"qid": qid, "kind": {"leave_out": "unanswerable", "near_miss": "unanswerable", "broad": "lookup"}.get(kind, kind),
                           "lang": lang, "question": text, "gold": gold, "also_relevant": list(also),
                           "note": note, "generated": kind, **extra})
         progress(f"{qid} {lang} {text}")
@@ -335,6 +344,20 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
         template = NEAR_MISS_TEMPLATES[category][rng.randrange(len(NEAR_MISS_TEMPLATES[category]))]
         add("near_miss", template.format(topic=topic, thing=thing), [],
             note=f"'{topic}' is a real topic; no title, abstract or keyword mentions {thing}")
+    if wanted["broad"]:  # its own draws: the kinds above are as they were without it
+        surveyed = random.Random(f"broad-{seed}")
+        tagged: dict[str, list[str]] = {}
+        for p in kept:
+            if p.status in STATUS_GROUPS["All accepted"]:
+                for k in {k.strip().lower() for k in p.keywords}:
+                    tagged.setdefault(k, []).append(p.id)
+        fields = sorted(k for k, ids in tagged.items() if len(ids) >= BROAD_MIN_PAPERS and 1 <= len(k.split()) <= 4
+                        and not has_cjk(k))
+        surveyed.shuffle(fields)
+        for topic in fields[:wanted["broad"]]:
+            template = BROAD_TEMPLATES[surveyed.randrange(len(BROAD_TEMPLATES))]
+            add("broad", template.format(topic=topic), sorted(tagged[topic]),
+                note=f"'{topic}' is a keyword of {len(tagged[topic])} accepted papers, all gold")
     top_up_chinese(questions, ask, rng)
     return GeneratedSet(questions, sorted(left_out), [t.split(":", 1)[1] for t in found_absent])
 

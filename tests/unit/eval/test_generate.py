@@ -80,6 +80,25 @@ def test_a_set_has_every_kind_and_keeps_its_labels_honest(tmp_path):
     assert again.questions == made.questions
 
 
+def test_broad_questions_ask_about_a_shared_topic_with_every_paper_of_it_as_gold():
+    papers, snap = corpus()
+    default = make_set(papers, snap, scripted, seed=3, n=60)
+    assert not [q for q in default.questions if q["generated"] == "broad"]  # not in the usual mix
+    tagged = {}
+    for p in papers:
+        if p.status == "Poster":
+            for k in p.keywords:
+                tagged.setdefault(k.lower(), set()).add(p.id)
+    made = make_set(papers, snap, scripted, seed=3, n=4, mix={"broad": 1.0})
+    broad = [q for q in made.questions if q["generated"] == "broad"]
+    assert broad and all(q["kind"] == "lookup" for q in broad)
+    for q in broad:
+        topic = q["note"].split("'")[1]
+        assert len(tagged[topic]) >= 5 and set(q["gold"]) == tagged[topic]
+        assert topic in q.get("english", q["question"])
+    assert make_set(papers, snap, scripted, seed=3, n=4, mix={"broad": 1.0}).questions == made.questions
+
+
 def test_near_miss_terms_are_absent_and_naming_is_caught():
     papers, _ = corpus(10)
     papers.append(Paper(id="B1", title="Robots for beekeeping", abstract="Hives."))

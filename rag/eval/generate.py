@@ -65,6 +65,10 @@ BROAD_MIN_PAPERS = 5  # a keyword of this many accepted papers is a topic a surv
 BROAD_TEMPLATES = ["Which papers study {topic}?", "Are there papers on {topic}?",
                    "What methods have been proposed for {topic}?", "What are the main challenges in {topic}?",
                    "How do recent papers approach {topic}?"]
+# the same in Chinese, the topic translated on its own: translated whole, the small model took "What methods have been
+# proposed for X?" for a question to itself ("你提出的这个问题是关于元学习的。")
+BROAD_TEMPLATES_ZH = ["哪些论文研究{topic}？", "有没有关于{topic}的论文？", "针对{topic}提出了哪些方法？", "{topic}的主要挑战是什么？",
+                      "最近的论文如何处理{topic}？"]
 
 # Platforms, domains and data sets for near-miss questions; only those no paper mentions are used.
 ABSENT_CANDIDATES = {
@@ -204,9 +208,13 @@ def framed_in_chinese(ask: Ask, frame: str, **phrases: str) -> str | None:
     return frame.format(**done) if all(done.values()) else None
 
 
-def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None, frame: int = 0) -> str | None:
+def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None, frame: int = 0,
+               topic: str | None = None) -> str | None:
     """A generated question in Chinese: a comparison (`described`: its two descriptions) in the Chinese of its frame
-    (an index into GEN_COMPARE_FRAMES), any other question translated whole."""
+    (an index into GEN_COMPARE_FRAMES), a broad one (`topic`) in its BROAD_TEMPLATES_ZH frame, any other question
+    translated whole."""
+    if topic:
+        return framed_in_chinese(ask, BROAD_TEMPLATES_ZH[frame], topic=topic)
     if described:
         return framed_in_chinese(ask, GEN_COMPARE_FRAMES_ZH[frame], one=described[0], other=described[1])
     return to_chinese(ask, question)
@@ -254,7 +262,7 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
     def add(kind: str, text: str, gold: list[str], also: list[str] = (), note: str = "", **extra) -> None:
         lang = "en"
         if chinese():
-            translated = in_chinese(ask, text, extra.get("described"), extra.get("frame", 0))
+            translated = in_chinese(ask, text, extra.get("described"), extra.get("frame", 0), extra.get("topic"))
             if translated:
                 extra = {**extra, "english": text}
                 text, lang = translated, "zh"
@@ -355,9 +363,9 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
                         and not has_cjk(k))
         surveyed.shuffle(fields)
         for topic in fields[:wanted["broad"]]:
-            template = BROAD_TEMPLATES[surveyed.randrange(len(BROAD_TEMPLATES))]
-            add("broad", template.format(topic=topic), sorted(tagged[topic]),
-                note=f"'{topic}' is a keyword of {len(tagged[topic])} accepted papers, all gold")
+            frame = surveyed.randrange(len(BROAD_TEMPLATES))
+            add("broad", BROAD_TEMPLATES[frame].format(topic=topic), sorted(tagged[topic]),
+                note=f"'{topic}' is a keyword of {len(tagged[topic])} accepted papers, all gold", topic=topic, frame=frame)
     top_up_chinese(questions, ask, rng)
     return GeneratedSet(questions, sorted(left_out), [t.split(":", 1)[1] for t in found_absent])
 
@@ -372,7 +380,7 @@ def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: f
     for q in english:
         if done >= missing:
             break
-        translated = in_chinese(ask, q["question"], q.get("described"), q.get("frame", 0))
+        translated = in_chinese(ask, q["question"], q.get("described"), q.get("frame", 0), q.get("topic"))
         if translated:
             q.update(question=translated, lang="zh", english=q["question"])
             done += 1

@@ -95,7 +95,10 @@ def test_broad_questions_ask_about_a_shared_topic_with_every_paper_of_it_as_gold
     for q in broad:
         topic = q["note"].split("'")[1]
         assert len(tagged[topic]) >= 5 and set(q["gold"]) == tagged[topic]
-        assert topic in q.get("english", q["question"])
+        assert topic in q.get("english", q["question"]) and q["topic"] == topic
+    # a Chinese one is its frame with the topic translated on its own (the scripted model's phrase)
+    assert [q for q in broad if q["lang"] == "zh"] and all(q["question"].startswith(("哪些", "有没有", "针对", "最近"))
+                                                            or "的主要挑战" in q["question"] for q in broad if q["lang"] == "zh")
     assert make_set(papers, snap, scripted, seed=3, n=4, mix={"broad": 1.0}).questions == made.questions
 
 

@@ -42,6 +42,7 @@ from rag.corpus.papers import Paper
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path, write_snapshot
 from rag.prompts import (GEN_COMPARE_FRAMES, GEN_COMPARE_FRAMES_ZH, GEN_DESCRIBE, GEN_FOLLOWUP_COMPARE_ZH, GEN_QUESTION,
                          GEN_TRANSLATE_PHRASE_ZH, GEN_TRANSLATE_ZH)
+from rag.question.glossary import chinese_of
 from rag.retrieve.filters import STATUS_GROUPS
 from rag.text import (coined_names, content_words, han_characters, has_cjk, introduced_names, language, latin_words,
                       share_held, title_name, word_set, words)
@@ -65,8 +66,9 @@ BROAD_MIN_PAPERS = 5  # a keyword of this many accepted papers is a topic a surv
 BROAD_TEMPLATES = ["Which papers study {topic}?", "Are there papers on {topic}?",
                    "What methods have been proposed for {topic}?", "What are the main challenges in {topic}?",
                    "How do recent papers approach {topic}?"]
-# the same in Chinese, the topic translated on its own: translated whole, the small model took "What methods have been
-# proposed for X?" for a question to itself ("你提出的这个问题是关于元学习的。")
+# the same in Chinese, with the topic in the glossary's Chinese or as written (no model: translated whole, the small model
+# took "What methods have been proposed for X?" for a question to itself, "你提出的这个问题是关于元学习的。"; translated
+# alone, "web agent" became "研究论文的目的是什么？")
 BROAD_TEMPLATES_ZH = ["哪些论文研究{topic}？", "有没有关于{topic}的论文？", "针对{topic}提出了哪些方法？", "{topic}的主要挑战是什么？",
                       "最近的论文如何处理{topic}？"]
 
@@ -213,8 +215,8 @@ def in_chinese(ask: Ask, question: str, described: Sequence[str] | None = None, 
     """A generated question in Chinese: a comparison (`described`: its two descriptions) in the Chinese of its frame
     (an index into GEN_COMPARE_FRAMES), a broad one (`topic`) in its BROAD_TEMPLATES_ZH frame, any other question
     translated whole."""
-    if topic:
-        return framed_in_chinese(ask, BROAD_TEMPLATES_ZH[frame], topic=topic)
+    if topic:  # the glossary's Chinese for it, else as written: "有没有关于web agent的论文？" is how it is asked
+        return BROAD_TEMPLATES_ZH[frame].format(topic=chinese_of(topic) or topic)
     if described:
         return framed_in_chinese(ask, GEN_COMPARE_FRAMES_ZH[frame], one=described[0], other=described[1])
     return to_chinese(ask, question)

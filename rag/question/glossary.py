@@ -14,12 +14,16 @@ from rag.text import has_cjk
 
 
 @lru_cache(maxsize=1)
+def _rows() -> tuple[tuple[str, str], ...]:
+    """(Chinese, English) as glossary_zh.tsv lists them."""
+    text = resources.files("rag.question").joinpath("glossary_zh.tsv").read_text(encoding="utf-8")
+    return tuple((zh.strip(), en.strip()) for zh, en in (line.split("\t") for line in text.splitlines()
+                                                         if line.strip() and not line.startswith("#")))
+
+
+@lru_cache(maxsize=1)
 def _table() -> tuple[dict[str, str], int]:
-    terms: dict[str, str] = {}
-    for line in resources.files("rag.question").joinpath("glossary_zh.tsv").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            zh, en = line.split("\t")
-            terms[zh.strip().lower()] = en.strip()
+    terms = {zh.lower(): en for zh, en in _rows()}
     return terms, max(map(len, terms))
 
 
@@ -55,3 +59,16 @@ def gloss(text: str) -> Glossed:
                 out.append(char)
             i += 1
     return Glossed(" ".join("".join(out).split()), tuple(terms), "".join(unknown))
+
+
+@lru_cache(maxsize=1)
+def _chinese() -> dict[str, str]:
+    reverse: dict[str, str] = {}
+    for zh, en in _rows():
+        reverse.setdefault(en.lower(), zh)  # the first Chinese term listed for an English one
+    return reverse
+
+
+def chinese_of(english: str) -> str | None:
+    """The glossary's Chinese for a whole English term ("contrastive learning" -> "对比学习"), or None."""
+    return _chinese().get(english.strip().lower())

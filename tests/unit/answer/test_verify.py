@@ -261,6 +261,22 @@ def test_a_follow_up_is_judged_by_the_models_standalone_query_not_by_its_pronoun
     assert first.signals.rewritten == 0.0
 
 
+def test_a_chinese_question_with_english_terms_of_its_own_is_judged_by_them():
+    """"有没有关于<English terms>的论文？" is searched by its English words, with no translation: the check reads the same
+    words (read as written, its Chinese left it no English text, and it was declined for holding no word)."""
+    from rag.pipeline import build_pipeline
+    from rag.settings import Settings
+    from tests.fakes import WordHashEmbeddings, fake_chat
+
+    pipeline = build_pipeline(Settings(), embeddings=WordHashEmbeddings(), llm=fake_chat("unused"))
+    pipeline.ensure_ingested()
+    intent = pipeline.route("有没有关于dropping positional embeddings to extend context的论文？")
+    query = pipeline.search_query(intent)
+    assert intent.chinese and not intent.foreign and not query.rewritten
+    cover = pipeline.coverage(intent, query, pipeline.retrieve(query.all))
+    assert cover.signals.term_coverage > 0.8 and cover.signals.rare_coverage > 0.8
+
+
 class _Similarity:
     """A multilingual embedder stand-in: a claim holding a Chinese word is close to a sentence holding its English."""
 

@@ -356,13 +356,8 @@ def make_set(papers: Sequence[Paper], snapshot: Snapshot, ask: Ask, seed: int, n
             note=f"'{topic}' is a real topic; no title, abstract or keyword mentions {thing}")
     if wanted["broad"]:  # its own draws: the kinds above are as they were without it
         surveyed = random.Random(f"broad-{seed}")
-        tagged: dict[str, list[str]] = {}
-        for p in kept:
-            if p.status in STATUS_GROUPS["All accepted"]:
-                for k in {k.strip().lower() for k in p.keywords}:
-                    tagged.setdefault(k, []).append(p.id)
-        fields = sorted(k for k, ids in tagged.items() if len(ids) >= BROAD_MIN_PAPERS and 1 <= len(k.split()) <= 4
-                        and not has_cjk(k))
+        tagged = _keyword_papers([p for p in kept if p.status in STATUS_GROUPS["All accepted"]])
+        fields = sorted(k for k, ids in tagged.items() if len(ids) >= BROAD_MIN_PAPERS and 1 <= len(k.split()) <= 4)
         surveyed.shuffle(fields)
         for topic in fields[:wanted["broad"]]:
             frame = surveyed.randrange(len(BROAD_TEMPLATES))
@@ -389,13 +384,18 @@ def top_up_chinese(questions: list[dict], ask: Ask, rng: random.Random, share: f
     return done
 
 
-def _keyword_counts(papers: Sequence[Paper]) -> dict[str, int]:
-    counts: dict[str, int] = {}
+def _keyword_papers(papers: Sequence[Paper]) -> dict[str, list[str]]:
+    """Each (English, lower-cased) keyword with the ids of the papers that list it."""
+    found: dict[str, list[str]] = {}
     for p in papers:
         for k in {k.strip().lower() for k in p.keywords}:
             if k and not has_cjk(k):
-                counts[k] = counts.get(k, 0) + 1
-    return dict(sorted(counts.items()))
+                found.setdefault(k, []).append(p.id)
+    return dict(sorted(found.items()))
+
+
+def _keyword_counts(papers: Sequence[Paper]) -> dict[str, int]:
+    return {k: len(ids) for k, ids in _keyword_papers(papers).items()}
 
 
 def write_set(out: Path, generated: GeneratedSet, papers: Sequence[Paper], snapshot: Snapshot, seed: int,

@@ -26,30 +26,21 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from latency import cpu_line  # noqa: E402
 
 from rag.retrieve.search import rank_fusion  # noqa: E402
 
 DEPTH = 50  # how deep each list is read
 RERANKED = 30  # the translation's first papers the e5 re-ranking reads
 WEIGHTS = (0.5, 1.0)  # a second list's weight in the fusion (the shipped list has 1)
-
-
-def cpu() -> str:
-    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-
-    def field(name: str) -> str:
-        return next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.split(":")[0].strip() == name),
-                    "?")
-
-    flags = [f for f in field("flags").split() if re.match(r"avx|fma|amx|vnni", f)]
-    return f"{field('model name')} (family {field('cpu family')}, model {field('model')}); {' '.join(flags)}"
 
 
 def rank(ids: Sequence[str], gold: str) -> int:
@@ -172,7 +163,7 @@ def main() -> int:
         variants += [("e5 re-ranking alone (of the translation's first 30)", lambda q: lists["e5"][q])]
         variants += [(f"translation + e5 re-ranking at {w}", lambda q, w=w: fused(lists["translation"][q], lists["e5"][q], w))
                      for w in WEIGHTS]
-    print(f"CPU: {cpu()}")
+    print(f"CPU: {cpu_line()}")
     print(f"{len(lookups)} generated lookups; gold paper's rank in the full index; Recall@1 / Recall@4")
     print("| list | Chinese R@1 | Chinese R@4 | English R@1 | English R@4 |\n|---|---|---|---|---|")
     for label, ranked in variants:

@@ -220,14 +220,26 @@ def without_unfinished(prose: str) -> str:
     return prose[:prose.rfind(sentences[-1])].rstrip()
 
 
+_SUBTITLE = re.compile(r"[:?!]\s|\s[\u2013\u2014-]\s")  # "Title: subtitle", "Title? Subtitle", "Title — subtitle"
+
+
+def _title_forms(title: str) -> list[str]:
+    """A paper's title, and its head before a subtitle when that head has two words or more (a one-word head is
+    a name a real sentence may use)."""
+    head = _SUBTITLE.split(title, maxsplit=1)[0].strip()
+    return [title, head] if head != title and len(head.split()) >= 2 else [title]
+
+
 def only_titles(prose: str, sources: Sequence[Source]) -> bool:
     """Is the model's text nothing but the papers' titles (and numbering), with no sentence about them? A title
-    is found as written, or as the model copies a source's header ("[n] Title (Status)", SOURCE_TEMPLATE) with
-    the title in its own words: whatever stands before a "(Poster)" on its line, after the last full stop."""
+    is found as written, without its subtitle (the model wrote "Can LLMs Reason Soundly in Law?" for "Can LLMs Reason
+    Soundly in Law? Auditing Inference Patterns for Legal Judgment"), or as the model copies a source's header
+    ("[n] Title (Status)", SOURCE_TEMPLATE) with the title in its own words: whatever stands before a "(Poster)" on
+    its line, after the last full stop."""
     rest, named = without_citations(prose).lower(), 0
-    for s in sorted(sources, key=lambda s: -len(s.paper.title)):
-        named += rest.count(s.paper.title.lower())
-        rest = rest.replace(s.paper.title.lower(), " ")
+    for title in sorted({t.lower() for s in sources for t in _title_forms(s.paper.title)}, key=len, reverse=True):
+        named += rest.count(title)
+        rest = rest.replace(title, " ")
     statuses = {(s.paper.status or "status unknown").lower() for s in sources}
     header = re.compile(r"[^.。\n]*\((?:%s)\)" % "|".join(map(re.escape, sorted(statuses, key=len, reverse=True))))
     rest, echoed = header.subn(" ", rest)

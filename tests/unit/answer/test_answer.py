@@ -187,6 +187,21 @@ def test_the_sources_headers_copied_with_a_title_reworded_are_still_a_list_of_ti
     assert only_titles(said, SOURCES) is listed
 
 
+def test_titles_listed_without_their_subtitles_are_still_a_list_of_titles():
+    from rag.answer.grounded import only_titles
+    law = Source(n=3, paper=Paper(id="5T0BXtJxzN", title="Can LLMs Reason Soundly in Law? Auditing Inference Patterns "
+                                  "for Legal Judgment", abstract="c", status="Poster"), score=0.3)
+    review = Source(n=4, paper=Paper(id="sZIkXA6pMh", title="LLM-REVal: Can We Trust LLM Reviewers Yet?", abstract="d",
+                                     status="Poster"), score=0.3)
+    sources = [*SOURCES, law, review]
+    # as the embedded model wrote it for 有没有关于llm的论文？: the last title cut at its question mark
+    assert only_titles("[4] LLM-REVal: Can We Trust LLM Reviewers Yet? [3] Can LLMs Reason Soundly in Law?", sources)
+    # a sentence about the paper, naming it by its head, is an answer
+    assert not only_titles("Can LLMs Reason Soundly in Law? audits how language models infer legal judgments [3].",
+                           sources)
+    assert not only_titles("LLM-REVal asks whether language models can review papers reliably [4].", sources)
+
+
 def test_a_model_that_repeats_itself_is_stopped_and_one_copy_is_kept():
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk

@@ -191,13 +191,15 @@ def split_sentences(text: str) -> list[str]:
     """Sentences, in order, with their [n] markers; Chinese full stops and line breaks end sentences too.
 
     Markers go with the sentence they close ("... context [1]. Next ..."), unless the text puts them first
-    ("[1] Title: ...。[2] Title: ..."), as a small model often does in Chinese: then with the next."""
+    ("[1] Title: ...。[2] Title: ..."), as a small model often does in Chinese: then with the next. A run of markers
+    written straight before the next sentence's first word, with no space ("……方法。[1]介绍了GLC，……"), is that
+    sentence's subject, so it goes with it too."""
     if "\n" in text.strip():  # lines (list items, paragraphs) end sentences too
         return [s for line in text.splitlines() for s in split_sentences(line)]
     leading = bool(re.match(r"\s*\[\d{1,3}\]", text))
     # 。！？ end a sentence whatever follows ("…位置编码。DroPE…"); . ! ? only before a space, a marker, the end or Chinese
     end = (r"[。！？]|[.!?](?=\s|$|\[|[\u3000-\u9fff])" if leading
-           else r"(?:[。！？]|[.!?](?=\s|$|\[|[\u3000-\u9fff]))(?:\s*,?\s*\[\d{1,3}\])*")
+           else r"(?:[。！？]|[.!?](?=\s|$|\[|[\u3000-\u9fff]))(?:(?:\s*,?\s*\[\d{1,3}\])+(?!\s*,?\s*\[|[\u3400-\u9fffA-Za-z]))?")
     parts, start = [], 0
     for m in re.finditer(end, text):
         if m.group(0)[0] == "." and _NOT_AN_END.search(text[start:m.start()]):

@@ -58,6 +58,11 @@ def test_a_statement_of_absence_is_a_negation_of_existence_or_coverage_not_any_n
 def test_sentences_numbers_and_names():
     assert split_sentences("It reaches 99.1% accuracy, e.g. on NIAH [1]. Next [2]。还有") == [
         "It reaches 99.1% accuracy, e.g. on NIAH [1].", "Next [2]。", "还有"]
+    # a marker written straight before the next sentence's first word is its subject: "[1]介绍了GLC" cites [1]
+    assert split_sentences("这些论文研究了通信效率。[1]介绍了GLC，压缩通信符号。[2]") == [
+        "这些论文研究了通信效率。", "[1]介绍了GLC，压缩通信符号。[2]"]
+    assert split_sentences("是的，有。[1][2]都提到了智能体协作。") == ["是的，有。", "[1][2]都提到了智能体协作。"]
+    assert split_sentences("它压缩缓存。[1] 另一篇扩展上下文。[2]") == ["它压缩缓存。[1]", "另一篇扩展上下文。[2]"]
     assert numbers("from 1,000 to 3.5 (12%)") == ["1000", "3.5", "12"]
     assert coined_names("Does DroPE beat LookaheadKV on Qwen2?") == ["DroPE", "LookaheadKV", "Qwen2"]
     assert short_name("LookaheadKV: Fast and Accurate KV Cache Eviction") == "LookaheadKV"

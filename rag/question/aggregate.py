@@ -173,10 +173,14 @@ def _parse_score(q: str) -> Aggregate:
 # -- the same questions in Chinese -------------------------------------------------------------------------
 # "有多少篇关于KV缓存的口头报告论文？", "口头报告论文的平均评分是多少？", "评分最高的5篇扩散模型论文": the shape is read
 # here; status and area are stated filters (rag.question.router); the topic is given to `english` to translate.
-# A count of papers: "多少篇", "有多少…论文". Not "十几个任务" (几 after a numeral is "a dozen or so", not a question)
-# and not "DroPE有多少层？" (how many of something else: a lookup, as "How many layers does DroPE use?" is).
-_ZH_COUNT = re.compile(r"(?<![十百千万两一二三四五六七八九\d])(?:多少|几)\s*(?:篇|个|项|份)|有多少|数量|总数|数目")
-_ZH_PAPERS = re.compile(r"篇|论文|文章|工作|投稿|paper|submission", re.IGNORECASE)
+# A count of papers: "多少篇", "有多少…论文", "论文的数量". Not "十几个任务" (几 after a numeral is "a dozen or so", not a
+# question), not "DroPE有多少层？" (how many of something else: a lookup, as "How many layers does DroPE use?" is), and
+# not "该论文提出的框架如何确定每个输入的最优假设数量？" (a number the paper is about: the count word must ask for papers).
+_HOW_MANY_ZH = r"(?:有多少|(?<![十百千万两一二三四五六七八九\d])(?:多少|几)\s*(?:个|项|份))"
+_PAPER_WORD_ZH = r"(?:论文|文章|工作|投稿|papers?|submissions?)"
+_ZH_COUNT = re.compile(rf"(?<![十百千万两一二三四五六七八九\d])(?:多少|几)\s*篇"
+                       rf"|{_HOW_MANY_ZH}[^。？?！!，,]{{0,24}}?{_PAPER_WORD_ZH}"
+                       rf"|(?<![该这此本])(?<!该篇)(?<!这篇)(?<!此篇)(?<!本篇){_PAPER_WORD_ZH}\s*(?:的|一共|总共|共)?\s*(?:有多少|数量|总数|数目)", re.IGNORECASE)
 _ZH_SCORE = re.compile(r"评分|分数|打分|得分|评审分|审稿分|rating|可靠性|合理性|表达|呈现|贡献|置信度|信心", re.IGNORECASE)
 _ZH_AVERAGE = re.compile(r"平均|均分")
 _ZH_HIGH = re.compile(r"最高|最好|最强|最佳|排名前|前\s*\d+\s*(?:篇|名)|top", re.IGNORECASE)
@@ -201,7 +205,7 @@ _ZH_CUES = re.compile(r"有多少|多少|几|篇|个|项|份|数量|总数|数�
 def parse_aggregate_zh(question: str, english: Callable[[str], str]) -> Aggregate | None:
     """The aggregate a Chinese question asks for, or None. `english` turns its topic into English words (the
     topic is matched against English abstracts)."""
-    count = _ZH_COUNT.search(question) and _ZH_PAPERS.search(question)
+    count = _ZH_COUNT.search(question)
     scored = _ZH_SCORE.search(question)
     average, high, low = (bool(p.search(question)) for p in (_ZH_AVERAGE, _ZH_HIGH, _ZH_LOW))
     threshold = None

@@ -37,6 +37,12 @@ TABLE = [
     ("有几篇关于KV缓存的论文？", Kind.AGGREGATE, "zh", (), ()),
     # "十几个任务" is "a dozen or so tasks", not "how many": a lookup that happens to hold 几个
     ("多任务LoRA扩展到十几个任务时性能崩溃，有论文用块级适配来解决吗？", Kind.LOOKUP, "zh", (), ()),
+    # a number the paper is about, not a count of papers: "数量" and "论文" in one question are not "how many papers"
+    ("该论文提出的自适应框架如何动态确定每个输入的最优假设数量，通过风险控制？", Kind.LOOKUP, "zh", (), ()),
+    ("这篇论文有多少个参数？", Kind.LOOKUP, "zh", (), ()),  # one paper's "how many"
+    ("关于扩散模型的论文有多少？", Kind.AGGREGATE, "zh", (), ()),  # papers, then "how many"
+    ("扩散模型论文的数量是多少？", Kind.AGGREGATE, "zh", (), ()),
+    ("有多少个工作研究了联邦学习？", Kind.AGGREGATE, "zh", (), ()),
 ]
 
 

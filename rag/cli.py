@@ -174,6 +174,11 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
             missing = [*s.missing_numbers, *s.missing_names]
             why = f" (not in the abstract: {', '.join(missing)})" if missing else ""
             print(f"  - {s.text}{why}")
+    uncited = [s for s in answer.sentences if s.uncited and s.supported is not False]
+    if uncited:
+        print("\nCites no paper (the model's own words, not the abstracts'):")
+        for s in uncited:
+            print(f"  - {s.text}")
     return EXIT_OK
 
 

@@ -94,30 +94,39 @@ def streaming_message(turn: int, sources: Sequence[Source], lead: str, text: str
 
 _FLAG = "\u2063flag\u2063"  # invisible placeholder: survives escaping, then becomes the warning mark
 UNSUPPORTED_MARK = ' <sup class="unsupported" title="not found in the cited abstract">⚠ unsupported</sup>'
+_UNCITED_FLAG = "\u2063uncited\u2063"
+UNCITED_MARK = ' <sup class="unsupported" title="the model cited no paper for this">⚠ uncited</sup>'
 
 
-def flag_unsupported(answer: Answer) -> tuple[str, int]:
-    """The answer text with a placeholder after every sentence its cited abstract does not support."""
-    text, flagged, start = answer.text, 0, 0
+def flag_unsupported(answer: Answer) -> tuple[str, int, int]:
+    """The answer text with a placeholder after every sentence its cited abstract does not support, and after every
+    claim that cites nothing (the model's own words, not a source's); how many of each."""
+    text, flagged, uncited, start = answer.text, 0, 0, 0
     for check in answer.sentences:
         at = text.find(check.text, start)
         if at < 0:
             continue
         end = at + len(check.text)
-        if check.supported is False:
-            text, flagged = text[:end] + _FLAG + text[end:], flagged + 1
-            end += len(_FLAG)
+        flag = _FLAG if check.supported is False else _UNCITED_FLAG if check.uncited else ""
+        if flag:
+            text = text[:end] + flag + text[end:]
+            flagged, uncited = flagged + (flag == _FLAG), uncited + (flag == _UNCITED_FLAG)
+            end += len(flag)
         start = end
-    return text, flagged
+    return text, flagged, uncited
 
 
 def final_message(turn: int, answer: Answer, searched: str = "") -> str:
     valid = {s.n for s in answer.sources}
-    text, flagged = flag_unsupported(answer)
-    parts = [linkify(text, turn, valid).replace(_FLAG, UNSUPPORTED_MARK)]
+    text, flagged, uncited = flag_unsupported(answer)
+    parts = [linkify(text, turn, valid).replace(_FLAG, UNSUPPORTED_MARK).replace(_UNCITED_FLAG, UNCITED_MARK)]
     if flagged:
         parts.append(f"<sub>⚠ {flagged} sentence{'s' if flagged > 1 else ''} not supported by the abstract "
                      "it cites (its words or numbers are not there): check the paper before relying on it.</sub>")
+    if uncited:
+        which = f"{uncited} sentences cite no paper: the model wrote them" if uncited > 1 else \
+            "1 sentence cites no paper: the model wrote it"
+        parts.append(f"<sub>⚠ {which} from its own knowledge, not from the abstracts above.</sub>")
     cited = {c.n for c in answer.citations}
     by_n = {s.n: s for s in answer.sources}
     if answer.unsupported_citations:

@@ -54,6 +54,7 @@ class SentenceCheck:
     attributed: bool = False  # its citation was added by code (rag.answer.support.attribute_uncited), not the model
     missing_names: tuple[str, ...] = ()  # coined names of the sentence that what it cites never mentions
     closeness: float | None = None  # a Chinese sentence: multilingual cosine to the closest sentence it cites
+    uncited: bool = False  # a claim (3 content words or more, not a statement of absence) that cites no source
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -130,9 +131,10 @@ def check_sentence(sentence: str, by_n: dict[int, Source], similarity: Similarit
     if not cited:
         everything = " ".join(_evidence(s) for s in by_n.values())
         names, missing = _missing_names(body, everything), _missing_numbers(body, everything)
-        if by_n and (names or missing) and len(content_words(body)) >= 3 and not states_absence(body):
-            return SentenceCheck(sentence, (), False, 0.0, missing, missing_names=names)
-        return SentenceCheck(sentence, (), None, 0.0)
+        claim = len(content_words(body)) >= 3 and not states_absence(body)
+        if by_n and (names or missing) and claim:
+            return SentenceCheck(sentence, (), False, 0.0, missing, missing_names=names, uncited=True)
+        return SentenceCheck(sentence, (), None, 0.0, uncited=claim)
     evidence = " ".join(_evidence(by_n[n]) for n in cited)
     latin = _claim_words(sentence)
     support = share_held(latin, word_set(evidence))

@@ -84,6 +84,19 @@ def test_unsupported_sentences_are_marked_after_the_sentence():
     assert md.count(render.UNSUPPORTED_MARK) == 1  # only the second sentence (the number is not in the abstract)
     assert "protein structures [\\[1\\]](#cite-0-1)." + render.UNSUPPORTED_MARK in md
     assert "1 sentence not supported" in md
+    assert render.UNCITED_MARK not in md  # both sentences cite [1]
+
+
+def test_a_claim_that_cites_no_paper_is_marked_as_the_models_own():
+    from rag.answer.support import check_sentences
+
+    text = ("DroPE drops positional embeddings after training [1]. Batch normalization makes training of spiking "
+            "networks far more stable. None of the papers studies spiking networks.")
+    got = Answer("q", text, SOURCES, [], sentences=check_sentences(text, SOURCES))
+    assert [s.uncited for s in got.sentences] == [False, True, False]  # a statement of absence claims nothing
+    md = render.final_message(0, got)
+    assert md.count(render.UNCITED_MARK) == 1 and "far more stable." + render.UNCITED_MARK in md
+    assert "1 sentence cites no paper" in md and render.UNSUPPORTED_MARK not in md
 
 
 def test_the_panel_marks_the_sentences_the_model_read(index):

@@ -9,9 +9,6 @@ CANNOT_ANSWER_ZH = "检索到的论文没有涉及这个问题。"
 # When the model's summary is only a list of the papers' titles, the quoted sentences above it are the answer.
 TITLES_ONLY_EN = "(The model listed only the papers' titles; the quoted sentences above are what the papers say.)"
 TITLES_ONLY_ZH = "（模型只列出了论文标题；上面引用的句子是论文原文。）"
-# ... and when it only says the question back ("The proposed method for X is described in [3].").
-RESTATED_EN = "(The model only restated the question; the quoted sentences above are what the papers say.)"
-RESTATED_ZH = "（模型只是复述了问题；上面引用的句子是论文原文。）"
 
 # Refusals decided in code (rag.answer.coverage) or by the model name the closest papers instead of inventing.
 # {why} is one of the *_WHY reasons (or empty); {titles} the closest papers' titles, in English.

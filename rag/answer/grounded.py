@@ -14,7 +14,7 @@ from rag.answer.citations import CitationFilter, to_citation
 from rag.answer.compare import Comparison
 from rag.answer.coverage import Coverage
 from rag.answer.extract import Extract
-from rag.answer.support import META_WORDS, Similarity, attribute_uncited, check_sentences, drop_extra_citations, echoes
+from rag.answer.support import Similarity, attribute_uncited, check_sentences, drop_extra_citations, echoes
 from rag.answer.types import Answer
 from rag.errors import ModelError
 from rag.prompts import (
@@ -38,8 +38,6 @@ from rag.prompts import (
     REVIEW_SENTENCES,
     REVIEW_SOURCE_TEMPLATE,
     REFUSAL_EN,
-    RESTATED_EN,
-    RESTATED_ZH,
     TITLES_ONLY_EN,
     TITLES_ONLY_ZH,
     REFUSAL_ZH,
@@ -51,8 +49,7 @@ from rag.prompts import (
 from rag.question.router import Intent, Kind
 from rag.question.turns import HistoryItem, exchanges
 from rag.retrieve.search import Source
-from rag.text import (content_words, han_characters, holds, latin_words, split_sentences, states_absence,
-                      without_citations, word_set)
+from rag.text import content_words, han_characters, split_sentences, states_absence, without_citations
 
 # What an answer must never repeat: the instructions (an abstract or a question may ask for them).
 PRIVATE_PROMPTS = (SYSTEM_PROMPT, INSTRUCTIONS_EN, INSTRUCTIONS_ZH, COMPARE_INSTRUCTIONS_EN, COMPARE_INSTRUCTIONS_ZH,
@@ -223,7 +220,6 @@ def without_unfinished(prose: str) -> str:
     return prose[:prose.rfind(sentences[-1])].rstrip()
 
 
-RESTATED_HAN_CHARACTERS = 2  # about one Chinese word: a restatement's frame ("是关键"), not a claim of its own
 _SUBTITLE = re.compile(r"[:?!]\s|\s[\u2013\u2014-]\s")  # "Title: subtitle", "Title? Subtitle", "Title — subtitle"
 
 
@@ -249,20 +245,6 @@ def only_titles(prose: str, sources: Sequence[Source]) -> bool:
     rest, echoed = header.subn(" ", rest)
     # a run of Chinese characters is one "word" to content_words: count about two characters a word
     return named + echoed > 0 and len(content_words(rest)) < MIN_SUMMARY_WORDS and han_characters(rest) < 2 * MIN_SUMMARY_WORDS
-
-
-def restates(prose: str, question: str) -> bool:
-    """Is the model's text only the question said back, with no word of its own? "The proposed method for visual
-    geolocalization in the paper is described in [3].", "该论文提出了一种……的方法。[1]": every English word of it is
-    the question's (or a word that points at a source, support.META_WORDS), and at most RESTATED_HAN_CHARACTERS of its
-    Chinese characters are not the question's (a frame such as "是关键"). A name, a number or a finding is a word of its
-    own."""
-    body, asked = without_citations(prose), without_citations(question)
-    have = word_set(asked)
-    own = [w for w in latin_words(body) if not holds(have, w) and w not in META_WORDS]
-    new_chinese = [c for c in body if han_characters(c) and c not in asked]
-    said = latin_words(body) or han_characters(body)
-    return bool(said) and not own and len(new_chinese) <= RESTATED_HAN_CHARACTERS
 
 
 def prompt_messages(intent: Intent, sources: Sequence[Source], history: Sequence[HistoryItem] = (),
@@ -333,26 +315,20 @@ def stream_answer(intent: Intent, sources: Sequence[Source], llm: BaseChatModel,
     cited_n = [] if recited else sorted((n for n in dict.fromkeys([*citations.cited, *added]) if f"[{n}]" in prose),
                                         key=lambda n: prose.find(f"[{n}]"))  # as they appear
     by_n = {s.n: s for s in shown}
-    # no sentence of its own about the papers: only titles, or the question said back (unless it is a yes/no question,
-    # which the question said back confirms)
-    titles = only_titles(prose, shown)
-    empty = titles or not intent.yes_or_no and restates(prose, question)
-    if recited or not cited_n and not comparison and states_absence(prose) or not lead and empty:
+    if recited or not cited_n and not comparison and states_absence(prose) or not lead and only_titles(prose, shown):
         # the model found nothing (an uncited "none of the papers ...", in any wording or language; a caveat next
         # to cited claims is no refusal, nor is a comparison's uncited contrast "the first paper does not address
         # ...": its table's cells are the cited claims, from the papers code chose and checked), or wrote nothing
-        # but titles or the question said back: its words stand alone, with the closest papers, and nothing quoted
-        # above them is kept
+        # but titles: its words stand alone, with the closest papers, and nothing quoted above them is kept
         closest = "\n\n" + (CLOSEST_ZH if intent.chinese else CLOSEST_EN).format(titles=closest_titles(sources))
         if not recited:
             prose += closest
             yield closest
         yield Answer(question, prose, sources, [], citations.dropped, refusal="model", kind=kind)
         return
-    listed = bool(lead) and empty
-    if listed:  # a list of titles, or the question said back, is no summary: the quotes above are the answer
-        notice = (TITLES_ONLY_ZH, TITLES_ONLY_EN) if titles else (RESTATED_ZH, RESTATED_EN)
-        prose = notice[0] if intent.chinese else notice[1]
+    listed = bool(lead) and only_titles(prose, shown)
+    if listed:  # a list of titles is no summary: the quotes above are the answer
+        prose = TITLES_ONLY_ZH if intent.chinese else TITLES_ONLY_EN
         cited_n = []
         yield "\n\n" + prose
     lead_n = list(extract.cited) if extract else [s.n for s in comparison.papers] if comparison else []

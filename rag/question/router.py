@@ -67,12 +67,6 @@ class Intent:
                                       or han_characters(self.question) > HAN_PER_ENGLISH_WORD * english)
 
     @property
-    def yes_or_no(self) -> bool:
-        """Asked to be confirmed or denied ("Does DroPE drop positional embeddings?", "DroPE是否……？"): an answer that says
-        the question back is then its answer (rag.answer.grounded.restates)."""
-        return bool(_YES_OR_NO.search(self.question))
-
-    @property
     def rewrite(self) -> str:
         """Why the model should write a standalone English query: "followup", "translate", or "" (no need)."""
         if self.has_history:
@@ -83,9 +77,6 @@ class Intent:
         """The same intent with a better English text (the model's translation)."""
         return replace(self, english=english)
 
-
-_YES_OR_NO = re.compile(r"^\s*(?:does|do|did|is|are|was|were|can|could|has|have|had|will|would|should)\b|是否|是不是|有没有|能否|可否|"
-                        r"吗\s*[？?]?\s*$", re.IGNORECASE)
 
 # -- kinds --------------------------------------------------------------------------------------------
 _ONE_THE_OTHER = r"\bone\b[^.?!]{3,300}\bthe other\b"  # "one paper prunes experts while the other merges them"

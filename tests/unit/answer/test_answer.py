@@ -172,42 +172,6 @@ def test_a_list_of_titles_is_not_accepted_as_an_answer():
     assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation, not the list's
 
 
-@pytest.mark.parametrize("question, said, restated", [
-    # as the embedded model wrote them for questions whose paper was not in the index: the question said back
-    ("What is the proposed method for visual geolocalization in the paper?",
-     "The proposed method for visual geolocalization in the paper is described in [3].", True),
-    ("该论文提出了一种通过将2D图像中的3D cues融入到VLAM模型中来提高空间感知的方法。",
-     "该论文提出了一种通过将2D图像中的3D cues融入到VLAM模型中来提高空间感知的方法。[1]", True),
-    ("理解人类-物体交互的重要性是什么？", "理解人类-物体交互的重要性是关键。[2]", True),  # a frame of its own, no claim
-    # a name, a number or a finding of its own is an answer
-    ("What is the proposed method for visual geolocalization in the paper?",
-     "The proposed method for visual geolocalization is GeoRanker [3].", False),
-    ("How much does DroPE extend the context?", "DroPE extends the context 4 times [1].", False),
-    ("该论文提出的空间感知方法是什么？", "该论文把深度估计的几何线索注入视觉语言模型来提高空间感知。[1]", False),
-])
-def test_an_answer_that_only_says_the_question_back_is_found(question, said, restated):
-    from rag.answer.grounded import restates
-    assert restates(said, question) is restated
-
-
-def test_the_question_said_back_is_no_summary_but_a_yes_or_no_questions_confirmation_is():
-    from rag.answer.extract import Extract, Quote
-    from rag.prompts import RESTATED_EN
-
-    question = "What is the proposed method that drops positional embeddings?"
-    said_back = "The proposed method that drops positional embeddings is described in [1]."
-    quotes = Extract((Quote(1, "DroPE removes positional embeddings after pretraining."),))
-    led = answer(route(question), SOURCES, fake_chat(said_back), lead=quotes.markdown(), extract=quotes)
-    assert not led.refused and led.text == f"{quotes.markdown()}\n\n{RESTATED_EN}" and not led.sentences
-    assert [c.id for c in led.citations] == ["RlPVSeKjoc"]  # the quote's citation
-    bare = answer(route(question), SOURCES, fake_chat(said_back))
-    assert bare.refused and bare.citations == []  # nothing else was shown: the honest answer is "not covered"
-    confirmed = "DroPE drops positional embeddings after pretraining [1]."
-    asked = "Does DroPE drop positional embeddings after pretraining?"
-    kept = answer(route(asked), SOURCES, fake_chat(confirmed), lead=quotes.markdown(), extract=quotes)
-    assert kept.text.endswith(confirmed) and kept.sentences
-
-
 @pytest.mark.parametrize("said, listed", [
     # the sources' headers copied, one title in the model's own words: still a list of titles
     ("[1] Dropping Positional Embeddings (Poster) Removing the Position Encodings of LMs after Pretraining (Poster)",

@@ -209,7 +209,7 @@ def test_shipped_scores_rank_papers_but_do_not_answer_review_questions_and_keep_
          f"{DROPE},RevAAA111,8,4,3,3,3\n{DROPE},RevBBB222,6,3,2,3,2\n").encode()))
     assert [r.rating for r in load_scores(scores_path(corpus))] == [8, 6]
     pipeline = build_pipeline(Settings(data_dir=tmp_path / "data", retrieval={"rewrite": "off"}),
-                              embeddings=WordHashEmbeddings(), llm=fake_chat("A reviewer finds the evaluation limited to short contexts [1]."))
+                              embeddings=WordHashEmbeddings(), llm=fake_chat("Weakness [1]."))
     pipeline.ingest_files([corpus])  # the scores file next to the corpus is loaded with it
     ranked = pipeline.ask("Which papers had the highest ratings?")
     assert ranked.counted and "**7.00** (2 reviews: 8, 6)" in ranked.text

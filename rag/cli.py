@@ -176,7 +176,7 @@ def cmd_ask(pipeline: Pipeline, args: argparse.Namespace) -> int:
             print(f"  - {s.text}{why}")
     uncited = [s for s in answer.sentences if s.uncited and s.supported is not False]
     if uncited:
-        print("\nCites no paper (the model's own words, not the abstracts'):")
+        print("\nCites no paper (the model gave no source, so nothing checked it against the abstracts):")
         for s in uncited:
             print(f"  - {s.text}")
     return EXIT_OK

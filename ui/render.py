@@ -100,8 +100,8 @@ UNCITED_MARK = ' <sup class="unsupported" title="the model cited no paper for th
 
 def flag_unsupported(answer: Answer) -> tuple[str, int, int]:
     """The answer text with a placeholder after every sentence its cited abstract does not support, and after every
-    claim that cites nothing (the model's own words, not a source's); how many of each."""
-    text, flagged, uncited, start = answer.text, 0, 0, 0
+    claim that cites nothing (the model gave no source for it); how many of each."""
+    text, start, counts = answer.text, 0, {_FLAG: 0, _UNCITED_FLAG: 0}
     for check in answer.sentences:
         at = text.find(check.text, start)
         if at < 0:
@@ -109,11 +109,10 @@ def flag_unsupported(answer: Answer) -> tuple[str, int, int]:
         end = at + len(check.text)
         flag = _FLAG if check.supported is False else _UNCITED_FLAG if check.uncited else ""
         if flag:
-            text = text[:end] + flag + text[end:]
-            flagged, uncited = flagged + (flag == _FLAG), uncited + (flag == _UNCITED_FLAG)
+            text, counts[flag] = text[:end] + flag + text[end:], counts[flag] + 1
             end += len(flag)
         start = end
-    return text, flagged, uncited
+    return text, counts[_FLAG], counts[_UNCITED_FLAG]
 
 
 def final_message(turn: int, answer: Answer, searched: str = "") -> str:
@@ -124,9 +123,9 @@ def final_message(turn: int, answer: Answer, searched: str = "") -> str:
         parts.append(f"<sub>⚠ {flagged} sentence{'s' if flagged > 1 else ''} not supported by the abstract "
                      "it cites (its words or numbers are not there): check the paper before relying on it.</sub>")
     if uncited:
-        which = f"{uncited} sentences cite no paper: the model wrote them" if uncited > 1 else \
-            "1 sentence cites no paper: the model wrote it"
-        parts.append(f"<sub>⚠ {which} from its own knowledge, not from the abstracts above.</sub>")
+        which = f"{uncited} sentences cite no paper" if uncited > 1 else "1 sentence cites no paper"
+        parts.append(f"<sub>⚠ {which}: the model gave no source for it, so nothing checked it against the abstracts; "
+                     "check it before relying on it.</sub>")
     cited = {c.n for c in answer.citations}
     by_n = {s.n: s for s in answer.sources}
     if answer.unsupported_citations:
